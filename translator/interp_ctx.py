@@ -1,0 +1,363 @@
+"""The interpreter's side of :class:`translator.ctx.Ctx`: one thread's view, on Python ints.
+
+Collectives run in two passes over the lanes (see :class:`WarpOracle`): the first gathers what
+every lane offers, the second hands each lane its answer, so the semantics functions stay
+written once, per thread.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from . import abi
+from .errors import TranslatorError, UnsupportedInstruction
+
+M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
+
+
+class Fault(TranslatorError):
+    """A load or store outside every buffer (global) or outside shared memory."""
+
+
+@dataclass
+class Thread:
+    """The architectural state of one thread."""
+    tid: int
+    tidxyz: tuple[int, int, int]
+    ctaid: tuple[int, int, int]
+    pc: int
+    r: list[int] = field(default_factory=lambda: [0] * 256)
+    ur: list[int] = field(default_factory=lambda: [0] * 64)
+    p: list[bool] = field(default_factory=lambda: [False] * 7 + [True])
+    up: list[bool] = field(default_factory=lambda: [False] * 7 + [True])
+    b: list[int] = field(default_factory=lambda: [0] * 16)
+    exited: bool = False
+    waiting: bool = False
+    bar_gen: int = 0
+    bar_result: int = 0
+    new_pc: int | None = None
+
+    @property
+    def warp(self) -> int:
+        return self.tid // 32
+
+    @property
+    def lane(self) -> int:
+        return self.tid % 32
+
+    @classmethod
+    def make(cls, tid, tidxyz, ctaid, entry) -> "Thread":
+        return cls(tid, tidxyz, ctaid, entry)
+
+
+def _s32(v: int) -> int:
+    v &= M32
+    return v - (1 << 32) if v >> 31 else v
+
+
+class WarpOracle:
+    """Answers the collectives of one instruction from what all lanes offered."""
+
+    def __init__(self, threads: list[Thread], parts: list[Thread]):
+        self.threads = threads
+        self.parts = {t.tid for t in parts}
+        self.offers: dict[int, list[tuple]] = {}
+        self.answers: dict[int, list] = {}
+
+    def offer(self, t: Thread, en: bool, kind: str, *args) -> int:
+        calls = self.offers.setdefault(t.tid, [])
+        calls.append((en and t.tid in self.parts and not t.exited, kind, args))
+        return len(calls) - 1
+
+    def answer(self, t: Thread, k: int):
+        return self.answers[t.tid][k]
+
+    def resolve(self) -> None:
+        warps: dict[int, list[Thread]] = {}
+        for t in self.threads:
+            warps.setdefault(t.warp, []).append(t)
+        for warp in warps.values():
+            lanes = {t.lane: self.offers.get(t.tid, []) for t in warp}
+            for t in warp:
+                if t.tid in self.parts:
+                    self.answers[t.tid] = [self._one(lanes, t.lane, k, call)
+                                           for k, call in enumerate(lanes[t.lane])]
+
+    def _one(self, lanes, me: int, k: int, call):
+        _, kind, args = call
+        on = {lane: calls[k] for lane, calls in lanes.items() if k < len(calls) and calls[k][0]}
+        active = sum(1 << lane for lane in on)
+        if kind == "active":
+            return active
+        if kind == "ballot":
+            return sum(1 << lane for lane, c in on.items() if c[2][0])
+        if kind == "match_any":
+            return sum(1 << lane for lane, c in on.items() if c[2][0] == args[0])
+        if kind == "match_all":
+            same = all(c[2][0] == args[0] for c in on.values())
+            return (active, True) if same else (0, False)
+        if kind == "redux":
+            return _redux(args[0], [c[2][1] for c in on.values()], args[2])
+        if kind == "shfl":
+            return _shfl(lanes, me, k, *args)
+        raise AssertionError(kind)
+
+
+def _redux(op: str, values: list[int], signed: bool) -> int:
+    if not values:
+        return 0
+    if op == "sum":
+        return sum(values) & M32
+    if op in ("min", "max"):
+        key = _s32 if signed else (lambda v: v)
+        return (min if op == "min" else max)(values, key=key) & M32
+    acc = {"and": M32, "or": 0, "xor": 0}[op]
+    for v in values:
+        acc = acc & v if op == "and" else acc | v if op == "or" else acc ^ v
+    return acc
+
+
+def _shfl(lanes, me: int, k: int, mode: str, value: int, b: int, c: int):
+    seg, clamp, b = (c >> 8) & 0x1F, c & 0x1F, b & 0x1F
+    max_lane = (me & seg) | (clamp & ~seg & 0x1F)
+    min_lane = me & seg
+    j = {"up": me - b, "down": me + b, "bfly": me ^ b, "idx": min_lane | (b & ~seg & 0x1F)}[mode]
+    ok = j >= max_lane if mode == "up" else j <= max_lane
+    if not ok:
+        return value, False
+    calls = lanes.get(j)
+    return (calls[k][2][1] if calls and k < len(calls) else 0), True
+
+
+class ThreadCtx:
+    """Ctx for one thread executing one instruction (ints; writes masked by ``en``)."""
+
+    def __init__(self, machine, cta, t: Thread, inst, oracle: WarpOracle | None, gather: bool):
+        self.m, self.cta, self.t, self.inst = machine, cta, t, inst
+        self.oracle, self.gather = oracle, gather
+        self.en = (not t.exited) and self._guard()
+        self.calls = 0
+        self.request = None
+
+    def _guard(self) -> bool:
+        g = self.inst.guard
+        return True if g is None else self.readp(g)
+
+    # constants
+    def k32(self, v): return v & M32
+    def k64(self, v): return v & M64
+    def kb(self, v): return bool(v)
+
+    # operands
+    def read(self, o) -> int:
+        if o.kind == "reg":
+            v = 0 if o.value == 255 else self.t.r[o.value]
+        elif o.kind == "ureg":
+            v = 0 if o.value == 63 else self.t.ur[o.value]
+        elif o.kind == "imm":
+            return (~o.value if o.inv else o.value) & M32
+        elif o.kind == "cbank":
+            v = self._cbank(o, 4)
+        elif o.kind == "sreg":
+            v = self._sreg(o.name)
+        else:
+            raise UnsupportedInstruction(f"{self.inst.where}: operand {o.text} of {self.inst.opcode}",
+                                         self.inst.opcode)
+        if o.abs:
+            v = (-_s32(v)) & M32 if v >> 31 else v
+        if o.neg:
+            v = -v & M32
+        if o.inv:
+            v = ~v & M32
+        return v
+
+    def read64(self, o) -> int:
+        if o.kind == "reg":
+            return 0 if o.value == 255 else self.t.r[o.value] | self.t.r[o.value + 1] << 32
+        if o.kind == "ureg":
+            return 0 if o.value == 63 else self.t.ur[o.value] | self.t.ur[o.value + 1] << 32
+        if o.kind == "cbank":
+            return self._cbank(o, 8)
+        if o.kind == "imm":
+            return o.value & M64
+        return self.read(o)
+
+    def _cbank(self, o, n: int) -> int:
+        if o.value != 0:
+            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in {self.inst.text}",
+                                         self.inst.opcode)
+        off = o.offset
+        if o.base is not None:
+            off += self.read(o.base)
+        if o.uniform_base is not None:
+            off += self.read(o.uniform_base)
+        if off < 0 or off + n > len(self.m.cbank):
+            return 0
+        return int.from_bytes(self.m.cbank[off:off + n], "little")
+
+    def _sreg(self, name: str) -> int:
+        t = self.t
+        lane = t.lane
+        table = {"SR_TID.X": t.tidxyz[0], "SR_TID.Y": t.tidxyz[1], "SR_TID.Z": t.tidxyz[2],
+                 "SR_CTAID.X": t.ctaid[0], "SR_CTAID.Y": t.ctaid[1], "SR_CTAID.Z": t.ctaid[2],
+                 "SR_LANEID": lane, "SR_EQMASK": 1 << lane, "SR_LTMASK": (1 << lane) - 1,
+                 "SR_LEMASK": (2 << lane) - 1, "SR_GTMASK": M32 & ~((2 << lane) - 1),
+                 "SR_GEMASK": M32 & ~((1 << lane) - 1)}
+        if name not in table:
+            raise UnsupportedInstruction(f"{self.inst.where}: special register {name} in '{self.inst.text}'",
+                                         self.inst.opcode)
+        return table[name] & M32
+
+    def readp(self, o) -> bool:
+        v = self.t.up[o.value] if o.kind == "upred" else self.t.p[o.value]
+        return (not v) if o.inv else v
+
+    def write(self, o, v) -> None:
+        if not self.en or self.gather:
+            return
+        if o.kind == "reg" and o.value != 255:
+            self.t.r[o.value] = v & M32
+        elif o.kind == "ureg" and o.value != 63:
+            self.t.ur[o.value] = v & M32
+
+    def write64(self, o, v) -> None:
+        if not self.en or self.gather:
+            return
+        regs = self.t.r if o.kind == "reg" else self.t.ur
+        zero = 255 if o.kind == "reg" else 63
+        if o.value != zero:
+            regs[o.value], regs[o.value + 1] = v & M32, (v >> 32) & M32
+
+    def writep(self, o, v) -> None:
+        if not self.en or self.gather or o.value == 7:
+            return
+        (self.t.up if o.kind == "upred" else self.t.p)[o.value] = bool(v)
+
+    # arithmetic
+    def add(self, a, b): return (a + b) & M32
+    def sub(self, a, b): return (a - b) & M32
+    def mul(self, a, b): return (a * b) & M32
+    def and_(self, a, b): return a & b
+    def or_(self, a, b): return a | b
+    def xor(self, a, b): return a ^ b
+    def not_(self, a): return ~a & M32
+    def shl(self, a, n): return (a << n) & M32 if n < 32 else 0
+    def shr(self, a, n): return a >> n if n < 32 else 0
+    def sar(self, a, n): return (_s32(a) >> min(n, 31)) & M32
+    def popc(self, a): return bin(a).count("1")
+    def brev(self, a): return int(f"{a:032b}"[::-1], 2)
+
+    def msb(self, a, signed):
+        if signed and a >> 31:
+            a = ~a & M32
+        return a.bit_length() - 1 & M32 if a else M32
+
+    def cmp(self, op, a, b, signed):
+        if signed:
+            a, b = _s32(a), _s32(b)
+        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
+
+    def sel(self, c, a, b): return a if c else b
+    def band(self, a, b): return a and b
+    def bor(self, a, b): return a or b
+    def bxor(self, a, b): return a != b
+    def bnot(self, a): return not a
+    def selb(self, c, a, b): return a if c else b
+    def b2v(self, a): return 1 if a else 0
+    def zext(self, a): return a
+    def sext(self, a): return _s32(a) & M64
+    def lo(self, a): return a & M32
+    def hi(self, a): return (a >> 32) & M32
+    def join(self, lo, hi): return lo | hi << 32
+    def add64(self, a, b): return (a + b) & M64
+    def mul64(self, a, b): return (a * b) & M64
+    def shl64(self, a, n): return (a << n) & M64 if n < 64 else 0
+    def shr64(self, a, n): return a >> n if n < 64 else 0
+
+    def sar64(self, a, n):
+        s = a - (1 << 64) if a >> 63 else a
+        return (s >> min(n, 63)) & M64
+
+    # memory
+    def _where(self, space, addr, nbytes, what):
+        t = self.t
+        return (f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
+                f"({self.inst.where}): {space} {what} of {nbytes} bytes at {addr:#x} outside every buffer")
+
+    def _locate(self, space, addr, nbytes, what):
+        if space == "global":
+            hit = self.m.memory.locate(addr, nbytes)
+        else:
+            shared = self.cta.shared
+            hit = (shared, addr) if 0 <= addr and addr + nbytes <= len(shared) and addr % min(nbytes, 4) == 0 else None
+        if hit is None:
+            raise Fault(self._where(space, addr, nbytes, what))
+        return hit
+
+    def load(self, space, addr, nbytes, signed):
+        if not self.en:
+            return [0] * max(1, nbytes // 4)
+        buf, off = self._locate(space, addr, nbytes, "load")
+        if nbytes < 4:
+            v = int.from_bytes(buf[off:off + nbytes], "little", signed=signed)
+            return [v & M32]
+        return list(struct.unpack_from(f"<{nbytes // 4}I", buf, off))
+
+    def store(self, space, addr, nbytes, values):
+        if not self.en:
+            return
+        buf, off = self._locate(space, addr, nbytes, "store")
+        if nbytes < 4:
+            buf[off:off + nbytes] = (values[0] & ((1 << 8 * nbytes) - 1)).to_bytes(nbytes, "little")
+        else:
+            struct.pack_into(f"<{nbytes // 4}I", buf, off, *values)
+
+    def atomic(self, space, op, addr, value, compare, signed):
+        if not self.en:
+            return 0
+        buf, off = self._locate(space, addr, 4, "atomic")
+        old = struct.unpack_from("<I", buf, off)[0]
+        key = _s32 if signed else (lambda v: v)
+        new = {"add": lambda: old + value, "and": lambda: old & value, "or": lambda: old | value,
+               "xor": lambda: old ^ value, "exch": lambda: value,
+               "min": lambda: min(old, value, key=key), "max": lambda: max(old, value, key=key),
+               "inc": lambda: 0 if old >= value else old + 1,
+               "dec": lambda: value if old == 0 or old > value else old - 1,
+               "cas": lambda: value if old == compare else old}[op]()
+        struct.pack_into("<I", buf, off, new & M32)
+        return old
+
+    # the warp
+    def _collective(self, kind, *args, placeholder=0):
+        if self.gather:
+            self.oracle.offer(self.t, self.en, kind, *args)
+            return placeholder
+        k = self.calls
+        self.calls += 1
+        return self.oracle.answer(self.t, k)
+
+    def active(self): return self._collective("active")
+    def ballot(self, p): return self._collective("ballot", bool(p))
+    def shfl(self, mode, value, b, c): return self._collective("shfl", mode, value, b, c, placeholder=(0, False))
+    def match_any(self, value): return self._collective("match_any", value)
+    def match_all(self, value): return self._collective("match_all", value, placeholder=(0, False))
+    def redux(self, op, value, signed): return self._collective("redux", op, value, signed)
+
+    # control
+    def jump(self, target, taken=None):
+        if self.en and (taken is None or taken):
+            self.t.new_pc = target
+
+    def exit(self):
+        if self.en:
+            self.t.exited = True
+
+    def bssy(self, barrier):
+        mask = self._collective("active")
+        if self.en and not self.gather:
+            self.t.b[barrier] = mask
+
+    def bsync(self, barrier): self.request = ("bsync", barrier)
+    def warpsync(self, mask): self.request = ("warpsync", mask)
+    def bar(self, kind, barrier, count, pred): self.request = ("bar", kind, barrier, count, pred)
+    def bar_result(self): return self.t.bar_result

@@ -1,0 +1,156 @@
+"""The IR: decoded instructions (frozen, with their opcode table entry and resolved
+targets), basic blocks, and the program of one kernel with its helper functions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import ops
+from .errors import ProgramError, SassSyntaxError, UnsupportedInstruction
+from .sass import Operand, RawInstruction, Section, parse_listing
+
+TARGET_OPS = ("BRA", "CALL", "BSSY", "RET")
+
+
+@dataclass(frozen=True)
+class Inst:
+    """One decoded instruction: what to do (spec, modifiers, operands) and where it came from."""
+    pc: int
+    opcode: str
+    base: str
+    mods: frozenset[str]
+    guard: Operand | None
+    ops: tuple[Operand, ...]
+    target: int | None
+    spec: ops.OpSpec
+    text: str
+    file: str
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @property
+    def next_pc(self) -> int:
+        return self.pc + 16
+
+
+@dataclass(frozen=True)
+class Block:
+    """A straight run of instructions entered only at its first; the unit of one step."""
+    pc: int
+    insts: tuple[Inst, ...]
+
+    @property
+    def end_pc(self) -> int:
+        return self.insts[-1].next_pc
+
+
+@dataclass
+class Program:
+    """One kernel ready to translate: instructions by pc, blocks, and its execution mode."""
+    name: str
+    insts: list[Inst]
+    blocks: dict[int, Block] = field(default_factory=dict)
+    entry: int = 0
+
+    @property
+    def turns(self) -> bool:
+        """Whether the program must run in turns (it has a collective or a barrier)."""
+        return any(i.spec.turns for i in self.insts)
+
+    @property
+    def mode(self) -> str:
+        return "turns" if self.turns else "free"
+
+
+def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
+    """Look an instruction up in the opcode table and resolve its target."""
+    base, *mods = raw.opcode.split(".")
+    spec = ops.lookup(base)
+    where = f"{raw.file}:{raw.line}"
+    if spec is None:
+        raise UnsupportedInstruction(f"{where}: unknown opcode {raw.opcode}", raw.opcode)
+    bad = [m for m in mods if m not in spec.mods]
+    if bad:
+        raise UnsupportedInstruction(
+            f"{where}: unsupported modifier .{bad[0]} of {base} in '{raw.text}'", raw.opcode)
+    guard = None
+    if raw.guard:
+        neg = raw.guard.startswith("!")
+        name = raw.guard.lstrip("!")
+        guard = Operand("upred" if name.startswith("UP") else "pred", raw.guard, name=name,
+                        value=7 if name.endswith("T") else int(name[-1]), inv=neg)
+    target = _target(raw, base, labels, where)
+    return Inst(raw.pc, raw.opcode, base, frozenset(mods), guard, raw.operands, target, spec,
+                raw.text, raw.file, raw.line)
+
+
+def _target(raw: RawInstruction, base: str, labels: dict[str, int], where: str) -> int | None:
+    if base not in TARGET_OPS:
+        return None
+    for o in raw.operands:
+        if o.kind == "label":
+            if o.name not in labels:
+                raise ProgramError(f"{where}: unknown label {o.name} in '{raw.text}'")
+            return labels[o.name]
+    for o in reversed(raw.operands):      # cuobjdump prints targets as addresses
+        if o.kind == "imm":
+            return o.value
+    if base == "RET":
+        return 0
+    raise ProgramError(f"{where}: {raw.opcode} without a target in '{raw.text}'")
+
+
+def split_blocks(insts: list[Inst], entry: int) -> dict[int, Block]:
+    """Cut the program where control can enter or leave, and around instructions that wait."""
+    leaders = {entry}
+    for i in insts:
+        if i.target is not None and i.base != "RET":
+            leaders.add(i.target)
+        if i.spec.ends_block:
+            leaders.add(i.next_pc)
+        if i.spec.role == "sync":
+            leaders.add(i.pc)
+    blocks: dict[int, Block] = {}
+    run: list[Inst] = []
+    for i in insts:
+        if i.pc in leaders and run:
+            blocks[run[0].pc] = Block(run[0].pc, tuple(run))
+            run = []
+        run.append(i)
+    if run:
+        blocks[run[0].pc] = Block(run[0].pc, tuple(run))
+    return blocks
+
+
+def build_program(section: Section, name: str | None = None) -> Program:
+    """Decode a whole section (kernel and helpers) and cut it into blocks."""
+    insts = [decode(raw, section.labels) for raw in section.instructions]
+    for a, b in zip(insts, insts[1:]):
+        if b.pc != a.pc + 16:
+            raise ProgramError(f"{b.where}: address /*{b.pc:04x}*/ does not follow /*{a.pc:04x}*/")
+    if not insts:
+        raise ProgramError(f"kernel {section.name}: no instructions")
+    pcs = {i.pc for i in insts}
+    for i in insts:
+        if i.target is not None and i.base != "RET" and i.target not in pcs:
+            raise ProgramError(f"{i.where}: target {i.target:#x} is outside kernel {section.name}")
+    entry = insts[0].pc
+    return Program(name or section.name, insts, split_blocks(insts, entry), entry)
+
+
+def load_program(text: str, kernel: str | None = None, file: str = "<listing>", first_line: int = 1) -> Program:
+    """Parse a listing and build the program of one kernel (the only one when not named)."""
+    sections = parse_listing(text, file, first_line)
+    if kernel is None:
+        if len(sections) != 1:
+            raise ProgramError(f"{file}: {len(sections)} kernels in the listing; name one of {sorted(sections)}")
+        kernel = next(iter(sections))
+    if kernel not in sections:
+        raise ProgramError(f"{file}: no kernel {kernel} in the listing (has {', '.join(sorted(sections))})")
+    return build_program(sections[kernel], kernel)
+
+
+__all__ = ["Inst", "Block", "Program", "decode", "build_program", "load_program", "SassSyntaxError"]

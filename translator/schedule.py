@@ -1,0 +1,114 @@
+"""The turn rule, and what the instructions that wait (BSYNC, WARPSYNC, BAR) decide.
+
+Every turn, each thread that has not exited offers a key: its pc, with WAIT_BIT set when its
+last attempt to pass a waiting instruction failed. The workgroup picks the lowest key; the
+threads at that pc (waiting or not) run their block. So convergent code keeps the seed
+design's lowest-pc-first order, and a thread blocked at a barrier lets every running thread
+move before it looks again. If only waiting threads remain and none can pass, the same key
+wins forever: the step budget ends it as LIVELOCK, naming the pcs.
+
+The interpreter uses these functions directly; the SPIR-V emitter (:mod:`translator.emit_turns`)
+emits the same decisions.
+
+- BSYNC Bx passes when every lane of the thread's Bx mask has exited or waits at this pc.
+- WARPSYNC m passes when every lane of m has exited or stands at a WARPSYNC (any pc); the
+  lanes it finds at other WARPSYNCs are released too.
+- BAR counts arrivals per barrier id; it completes when the count reaches the thread count
+  given (or every thread of the block that has not exited), which bumps the barrier's
+  generation and lets every thread that arrived in the previous generation pass.
+"""
+from __future__ import annotations
+
+WAIT_BIT = 1 << 30
+PC_MASK = WAIT_BIT - 1
+NONE_KEY = 0xFFFFFFFF
+
+
+def pick(threads) -> int | None:
+    """The lowest key among the threads still running, or None when all have exited."""
+    keys = [(WAIT_BIT if t.waiting else 0) | t.pc for t in threads if not t.exited]
+    return min(keys) if keys else None
+
+
+def _advance(t, inst) -> None:
+    t.pc, t.waiting = inst.next_pc, False
+
+
+def _lanes(cta, warp: int, mask: int):
+    for lane in range(32):
+        tid = warp * 32 + lane
+        if mask >> lane & 1 and tid < len(cta.threads):
+            yield cta.threads[tid]
+
+
+def sync_step(m, cta, inst, parts) -> None:
+    """Run a waiting instruction for the threads at its pc: each passes or keeps waiting."""
+    requests = []
+    for t in parts:
+        ctx = m.ctx(cta, t, inst, None)
+        inst.spec.sem(ctx, inst)
+        requests.append((t, ctx.en, ctx.request))
+    kind = inst.base
+    if kind == "BAR":
+        _bar(cta, inst, requests)
+        return
+    decide = _bsync_passes if kind == "BSYNC" else _warpsync_passes
+    verdicts = [(t, (not en) or decide(m.program.blocks, cta, inst, t, req)) for t, en, req in requests]
+    for t, passed in verdicts:
+        if passed:
+            _advance(t, inst)
+        else:
+            t.waiting = True
+
+
+def _bsync_passes(blocks, cta, inst, t, request) -> bool:
+    mask = t.b[request[1]]
+    return all(u.exited or u.pc == inst.pc for u in _lanes(cta, t.warp, mask))
+
+
+def _is_warpsync(blocks, pc) -> bool:
+    block = blocks.get(pc)
+    return block is not None and block.insts[0].base == "WARPSYNC"
+
+
+def _warpsync_passes(blocks, cta, inst, t, request) -> bool:
+    released = cta.released.get(t.warp, 0)
+    if released >> t.lane & 1:
+        cta.released[t.warp] = released & ~(1 << t.lane)
+        return True
+    mask = request[1]
+    lanes = list(_lanes(cta, t.warp, mask))
+    if not all(u.exited or _is_warpsync(blocks, u.pc) for u in lanes):
+        return False
+    for u in lanes:
+        if not u.exited and u.pc != inst.pc:
+            cta.released[t.warp] = cta.released.get(t.warp, 0) | 1 << u.lane
+    return True
+
+
+def _bar(cta, inst, requests) -> None:
+    live = sum(1 for u in cta.threads if not u.exited)
+    for t, en, req in requests:                       # arrivals
+        if en and not t.waiting:
+            _, kind, bid, count, pred = req
+            cta.bar_count[bid & 15] += 1
+            cta.bar_popc[bid & 15] += 1 if pred else 0
+            t.bar_gen = cta.bar_gen[bid & 15]
+    for bid in {req[2] & 15 for t, en, req in requests if en}:     # completion
+        counts = [req[3] for t, en, req in requests if en and req[2] & 15 == bid and req[3] is not None]
+        required = counts[0] if counts else live
+        if cta.bar_count[bid] >= required:
+            cta.bar_result[bid] = (cta.bar_popc[bid], cta.bar_count[bid])
+            cta.bar_gen[bid] += 1
+            cta.bar_count[bid] = cta.bar_popc[bid] = 0
+    for t, en, req in requests:                       # who passes
+        if not en:
+            _advance(t, inst)
+            continue
+        _, kind, bid, _, _ = req
+        if kind == "arrive" or cta.bar_gen[bid & 15] != t.bar_gen:
+            popc, count = cta.bar_result[bid & 15]
+            t.bar_result = {"popc": popc, "and": int(popc == count), "or": int(popc != 0)}.get(kind, 0)
+            _advance(t, inst)
+        else:
+            t.waiting = True

@@ -1,0 +1,297 @@
+"""Semantics of the integer core: one function per opcode, written against :class:`Ctx`.
+
+Operand layouts follow what ``nvdisasm`` prints for sm_86 (see
+../shared/design/sm86-semantics.md §7). Carry predicates sit right after the destination
+(carry-out) or after the sources (carry-in), so :func:`split` separates them by kind.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .ctx import Ctx
+from .errors import UnsupportedInstruction
+
+PRED_KINDS = ("pred", "upred")
+
+
+def unsupported(i, why: str):
+    return UnsupportedInstruction(f"{i.where}: unsupported {i.opcode}: {why} in '{i.text}'", i.opcode)
+
+
+def split(i):
+    """(destinations, carry-out predicates, sources, trailing predicates) of an instruction."""
+    ops = list(i.ops)
+    dst = [ops.pop(0)]
+    couts = []
+    while ops and ops[0].kind in PRED_KINDS:
+        couts.append(ops.pop(0))
+    tail = []
+    while ops and ops[-1].kind in PRED_KINDS:
+        tail.insert(0, ops.pop())
+    return dst, couts, ops, tail
+
+
+def _wide(x: Ctx, o):
+    if o.neg and o.kind != "imm":
+        plain = replace(o, neg=False)
+        v = x.read(plain)
+        # 2^32 - v: the two's complement with its carry bit (v == 0 gives 2^32)
+        return x.add64(x.zext(x.sub(x.k32(0), v)), x.join(x.k32(0), x.b2v(x.cmp("eq", v, x.k32(0), False))))
+    return x.zext(x.read(o))
+
+
+def carry(x: Ctx, w) -> object:
+    return x.cmp("ne", x.hi(w), x.k32(0), False)
+
+
+def cin(x: Ctx, preds, k: int):
+    return x.zext(x.b2v(x.readp(preds[k]))) if len(preds) > k else x.k64(0)
+
+
+# ---------------------------------------------------------------- moves and adds
+def mov(x: Ctx, i):
+    x.write(i.ops[0], x.read(i.ops[1]))
+
+
+def iadd3(x: Ctx, i):
+    dst, couts, srcs, cins = split(i)
+    if len(srcs) != 3:
+        raise unsupported(i, "expects three sources")
+    a, b, c = (_wide(x, o) for o in srcs)
+    first = x.add64(x.add64(a, b), cin(x, cins, 0) if "X" in i.mods else x.k64(0))
+    second = x.add64(x.zext(x.lo(first)), x.add64(c, cin(x, cins, 1) if "X" in i.mods else x.k64(0)))
+    x.write(dst[0], x.lo(second))
+    if len(couts) == 1:
+        x.writep(couts[0], x.bor(carry(x, first), carry(x, second)))
+    elif len(couts) == 2:
+        x.writep(couts[0], carry(x, first))
+        x.writep(couts[1], carry(x, second))
+
+
+def imad(x: Ctx, i):
+    dst, couts, srcs, cins = split(i)
+    if len(srcs) != 3:
+        raise unsupported(i, "expects three sources")
+    a, b = x.read(srcs[0]), x.read(srcs[1])
+    signed = "U32" not in i.mods
+    ext = x.sext if signed else x.zext
+    if "WIDE" in i.mods:
+        prod = x.mul64(ext(a), ext(b))
+        total = x.add64(prod, x.read64(srcs[2]))
+        if "X" in i.mods:
+            total = x.add64(total, cin(x, cins, 0))
+        x.write64(dst[0], total)
+        return
+    if "HI" in i.mods:
+        prod = x.mul64(ext(a), ext(b))
+        total = x.add64(x.zext(x.hi(prod)), _wide(x, srcs[2]))
+    else:
+        total = x.add64(x.zext(x.mul(a, b)), _wide(x, srcs[2]))
+    if "X" in i.mods:
+        total = x.add64(total, cin(x, cins, 0))
+    x.write(dst[0], x.lo(total))
+    if couts:
+        x.writep(couts[0], carry(x, total))
+
+
+def lea(x: Ctx, i):
+    dst, couts, srcs, cins = split(i)
+    if "HI" in i.mods:
+        if "SX32" in i.mods:
+            a, b, s = srcs
+            ahi = x.sar(x.read(a), x.k32(31))
+        else:
+            a, b, h, s = srcs
+            ahi = x.read(h)
+        pair = x.join(x.read(a), ahi)
+        shifted = x.zext(x.hi(x.shl64(pair, x.read(s))))
+    else:
+        a, b, s = srcs
+        shifted = x.zext(x.shl(x.read(a), x.read(s)))
+    total = x.add64(shifted, _wide(x, b))
+    if "X" in i.mods:
+        total = x.add64(total, cin(x, cins, 0))
+    x.write(dst[0], x.lo(total))
+    if couts:
+        x.writep(couts[0], carry(x, total))
+
+
+# ---------------------------------------------------------------- logic
+def lut3(x: Ctx, lut: int, a, b, c, *, boolean: bool):
+    """Evaluate a 3-input truth table (a=0xF0, b=0xCC, c=0xAA) as a sum of minterms."""
+    if boolean:
+        and_, or_, not_, zero, one = x.band, x.bor, x.bnot, x.kb(False), x.kb(True)
+    else:
+        and_, or_, not_, zero, one = x.and_, x.or_, x.not_, x.k32(0), x.k32(0xFFFFFFFF)
+    lut &= 0xFF
+    if lut == 0:
+        return zero
+    if lut == 0xFF:
+        return one
+    known = {0xF0: lambda: a, 0xCC: lambda: b, 0xAA: lambda: c, 0xC0: lambda: and_(a, b),
+             0xA0: lambda: and_(a, c), 0x88: lambda: and_(b, c), 0xFC: lambda: or_(a, b),
+             0xFA: lambda: or_(a, c), 0xEE: lambda: or_(b, c), 0x0F: lambda: not_(a),
+             0x33: lambda: not_(b), 0x55: lambda: not_(c)}
+    if lut in known:
+        return known[lut]()
+    if lut in (0x3C, 0x5A, 0x66, 0x96) and not boolean:
+        pairs = {0x3C: (a, b), 0x5A: (a, c), 0x66: (b, c)}
+        return x.xor(*pairs[lut]) if lut in pairs else x.xor(x.xor(a, b), c)
+    result = None
+    for m in range(8):
+        if lut >> m & 1:
+            term = and_(and_(a if m & 4 else not_(a), b if m & 2 else not_(b)), c if m & 1 else not_(c))
+            result = term if result is None else or_(result, term)
+    return result
+
+
+def lop3(x: Ctx, i):
+    ops = list(i.ops)
+    pdst = ops.pop(0) if ops[0].kind in PRED_KINDS else None
+    d, a, b, c, lut = ops[:5]
+    if len(ops) > 5 and not (ops[5].name in ("PT", "UPT") and ops[5].inv):
+        raise unsupported(i, "a predicate input other than !PT")
+    r = lut3(x, lut.value, x.read(a), x.read(b), x.read(c), boolean=False)
+    x.write(d, r)
+    if pdst is not None:
+        x.writep(pdst, x.cmp("ne", r, x.k32(0), False))
+
+
+def plop3(x: Ctx, i):
+    p0, p1, a, b, c, l0, l1 = i.ops[:7]
+    va, vb, vc = x.readp(a), x.readp(b), x.readp(c)
+    x.writep(p0, lut3(x, l0.value, va, vb, vc, boolean=True))
+    x.writep(p1, lut3(x, l1.value, va, vb, vc, boolean=True))
+
+
+def shf(x: Ctx, i):
+    d, lo, n, hi = i.ops[:4]
+    bits = 64 if ("U64" in i.mods or "S64" in i.mods) else 32
+    signed = "S64" in i.mods or "S32" in i.mods
+    amount = x.read(n)
+    amount = x.and_(amount, x.k32(bits - 1)) if "W" in i.mods else amount
+    amount = x.sel(x.cmp("gt", amount, x.k32(bits), False), x.k32(bits), amount)
+    pair = x.join(x.read(lo), x.read(hi))
+    if "L" in i.mods:
+        r = x.shl64(pair, amount)
+    elif signed:
+        r = x.sar64(pair, amount)
+    else:
+        r = x.shr64(pair, amount)
+    x.write(d, x.hi(r) if "HI" in i.mods else x.lo(r))
+
+
+def _cmp_name(i):
+    for op in ("EQ", "NE", "LT", "LE", "GT", "GE"):
+        if op in i.mods:
+            return op.lower()
+    raise unsupported(i, "no comparison")
+
+
+def _combine(x: Ctx, i, a, b):
+    if "AND" in i.mods:
+        return x.band(a, b)
+    if "OR" in i.mods:
+        return x.bor(a, b)
+    if "XOR" in i.mods:
+        return x.bxor(a, b)
+    raise unsupported(i, "no .AND/.OR/.XOR")
+
+
+def isetp(x: Ctx, i):
+    pd, pq, a, b, pacc = i.ops[:5]
+    op, signed = _cmp_name(i), "U32" not in i.mods
+    va, vb = x.read(a), x.read(b)
+    r = x.cmp(op, va, vb, signed)
+    if "EX" in i.mods:
+        plow = x.readp(i.ops[5])
+        eq = x.cmp("eq", va, vb, signed)
+        if op == "eq":
+            r = x.band(eq, plow)
+        elif op == "ne":
+            r = x.bor(x.bnot(eq), plow)
+        else:
+            strict = x.cmp({"lt": "lt", "le": "lt", "gt": "gt", "ge": "gt"}[op], va, vb, signed)
+            r = x.bor(strict, x.band(eq, plow))
+    acc = x.readp(pacc)
+    x.writep(pd, _combine(x, i, r, acc))
+    x.writep(pq, _combine(x, i, x.bnot(r), acc))
+
+
+def sel(x: Ctx, i):
+    d, a, b, p = i.ops[:4]
+    x.write(d, x.sel(x.readp(p), x.read(a), x.read(b)))
+
+
+def imnmx(x: Ctx, i):
+    d, a, b, p = i.ops[:4]
+    va, vb = x.read(a), x.read(b)
+    lt = x.cmp("lt", va, vb, "U32" not in i.mods)
+    mn, mx = x.sel(lt, va, vb), x.sel(lt, vb, va)
+    x.write(d, x.sel(x.readp(p), mn, mx))
+
+
+def iabs(x: Ctx, i):
+    v = x.read(i.ops[1])
+    x.write(i.ops[0], x.sel(x.cmp("lt", v, x.k32(0), True), x.sub(x.k32(0), v), v))
+
+
+def prmt(x: Ctx, i):
+    d, a, s, b = i.ops[:4]
+    if set(i.mods) - {"PRMT"}:
+        raise unsupported(i, "byte-permute modes")
+    pair, sel_ = x.join(x.read(a), x.read(b)), x.read(s)
+    out = x.k32(0)
+    for k in range(4):
+        nib = x.shr(sel_, x.k32(4 * k))
+        idx = x.and_(nib, x.k32(7))
+        byte = x.and_(x.lo(x.shr64(pair, x.mul(idx, x.k32(8)))), x.k32(0xFF))
+        sign = x.cmp("ne", x.and_(byte, x.k32(0x80)), x.k32(0), False)
+        rep = x.cmp("ne", x.and_(nib, x.k32(8)), x.k32(0), False)
+        byte = x.sel(rep, x.sel(sign, x.k32(0xFF), x.k32(0)), byte)
+        out = x.or_(out, x.shl(byte, x.k32(8 * k)))
+    x.write(d, out)
+
+
+def popc(x: Ctx, i):
+    x.write(i.ops[0], x.popc(x.read(i.ops[1])))
+
+
+def brev(x: Ctx, i):
+    x.write(i.ops[0], x.brev(x.read(i.ops[1])))
+
+
+def flo(x: Ctx, i):
+    r = x.msb(x.read(i.ops[-1]), "S32" in i.mods)
+    if "SH" in i.mods:
+        none = x.cmp("eq", r, x.k32(0xFFFFFFFF), False)
+        r = x.sel(none, r, x.sub(x.k32(31), r))
+    x.write(i.ops[0], r)
+
+
+def sgxt(x: Ctx, i):
+    d, a, n = i.ops[:3]
+    va, vn = x.read(a), x.read(n)
+    shift = x.sub(x.k32(32), vn)
+    r = x.shr(x.shl(va, shift), shift) if "U32" in i.mods else x.sar(x.shl(va, shift), shift)
+    x.write(d, x.sel(x.cmp("eq", vn, x.k32(0), False), x.k32(0), r))
+
+
+def cs2r(x: Ctx, i):
+    if i.ops[1].name != "RZ" or "32" in i.mods:
+        if i.ops[1].name == "RZ":
+            x.write(i.ops[0], x.k32(0))
+            return
+        raise unsupported(i, f"special register {i.ops[1].text}")
+    x.write64(i.ops[0], x.k64(0))
+
+
+def ldc(x: Ctx, i):
+    if "64" in i.mods:
+        x.write64(i.ops[0], x.read64(i.ops[1]))
+    else:
+        x.write(i.ops[0], x.read(i.ops[1]))
+
+
+def nop(x: Ctx, i):
+    """Scheduling, caching and fence instructions: no effect on results here."""

@@ -1,0 +1,128 @@
+"""Semantics of warp collectives, control flow, convergence and block barriers.
+
+What "the lanes that execute together" means is the back end's business (the turn
+scheduler); these functions only say what each instruction computes from them.
+"""
+from __future__ import annotations
+
+from .ctx import Ctx
+from .sem_alu import PRED_KINDS, unsupported
+
+REDUX_NAMES = {"SUM": "sum", "MIN": "min", "MAX": "max", "AND": "and", "OR": "or", "XOR": "xor"}
+SHFL_NAMES = {"IDX": "idx", "UP": "up", "DOWN": "down", "BFLY": "bfly"}
+
+
+def vote(x: Ctx, i):
+    ops = list(i.ops)
+    rd = ops.pop(0) if ops[0].kind not in PRED_KINDS else None
+    pd, ps = ops[:2]
+    ballot = x.ballot(x.readp(ps))
+    active = x.active()
+    if "ALL" in i.mods:
+        result = x.cmp("eq", ballot, active, False)
+    elif "ANY" in i.mods:
+        result = x.cmp("ne", ballot, x.k32(0), False)
+    elif "EQ" in i.mods:
+        result = x.bor(x.cmp("eq", ballot, active, False), x.cmp("eq", ballot, x.k32(0), False))
+    else:
+        raise unsupported(i, "no .ALL/.ANY/.EQ")
+    if rd is not None:
+        x.write(rd, ballot)
+    x.writep(pd, result)
+
+
+def shfl(x: Ctx, i):
+    mode = next((SHFL_NAMES[m] for m in i.mods if m in SHFL_NAMES), None)
+    if mode is None:
+        raise unsupported(i, "no .IDX/.UP/.DOWN/.BFLY")
+    pd, rd, ra, b, c = i.ops[:5]
+    value, ok = x.shfl(mode, x.read(ra), x.read(b), x.read(c))
+    x.write(rd, value)
+    x.writep(pd, ok)
+
+
+def match(x: Ctx, i):
+    if "U64" in i.mods:
+        raise unsupported(i, "64-bit MATCH")
+    if "ANY" in i.mods:
+        rd, ra = i.ops[:2]
+        x.write(rd, x.match_any(x.read(ra)))
+    elif "ALL" in i.mods:
+        pd, rd, ra = i.ops[:3]
+        mask, ok = x.match_all(x.read(ra))
+        x.write(rd, mask)
+        x.writep(pd, ok)
+    else:
+        raise unsupported(i, "no .ANY/.ALL")
+
+
+def redux(x: Ctx, i):
+    op = next((REDUX_NAMES[m] for m in i.mods if m in REDUX_NAMES), None)
+    if op is None:
+        raise unsupported(i, "no reduction operation")
+    rd, ra = i.ops[:2]
+    x.write(rd, x.redux(op, x.read(ra), "S32" in i.mods))
+
+
+# ---------------------------------------------------------------- control
+def bra(x: Ctx, i):
+    if "DIV" in i.mods:          # always taking the divergent (slow, WARPSYNC) path is correct
+        x.jump(x.k32(i.target))
+        return
+    if "CONV" in i.mods:         # ... and so is never taking the converged shortcut
+        return
+    preds = [o for o in i.ops if o.kind in PRED_KINDS]
+    x.jump(x.k32(i.target), x.readp(preds[0]) if preds else None)
+
+
+def call(x: Ctx, i):
+    x.jump(x.k32(i.target))
+
+
+def ret(x: Ctx, i):
+    x.jump(x.add(x.read(i.ops[0]), x.k32(i.target)))
+
+
+def exit_(x: Ctx, i):
+    x.exit()
+
+
+def bssy(x: Ctx, i):
+    x.bssy(i.ops[0].value)
+
+
+def bsync(x: Ctx, i):
+    x.bsync(i.ops[0].value)
+
+
+def warpsync(x: Ctx, i):
+    x.warpsync(x.k32(0xFFFFFFFF) if "ALL" in i.mods or not i.ops else x.read(i.ops[0]))
+
+
+def bar(x: Ctx, i):
+    kind = "sync"
+    if "ARV" in i.mods:
+        kind = "arrive"
+    for red in ("POPC", "AND", "OR"):
+        if "RED" in i.mods and red in i.mods:
+            kind = red.lower()
+    ops = [o for o in i.ops if o.kind not in PRED_KINDS]
+    preds = [o for o in i.ops if o.kind in PRED_KINDS]
+    if "RED" in i.mods and kind == "sync":
+        raise unsupported(i, "no reduction for BAR.RED")
+    barrier = x.read(ops[0]) if ops else x.k32(0)
+    count = x.read(ops[1]) if len(ops) > 1 else None
+    if ops and ops[0].kind == "reg" and len(ops) > 1 and ops[1].kind == "reg" and ops[0].value == ops[1].value:
+        packed = x.read(ops[0])     # BAR.SYNC R4, R4: id in bits 3:0, count in bits 27:16
+        barrier, count = x.and_(packed, x.k32(0xF)), x.and_(x.shr(packed, x.k32(16)), x.k32(0xFFF))
+    x.bar(kind, barrier, count, x.readp(preds[0]) if preds else None)
+
+
+def b2r(x: Ctx, i):
+    if "RESULT" not in i.mods:
+        raise unsupported(i, "B2R other than .RESULT")
+    result = x.bar_result()
+    ops = list(i.ops)
+    x.write(ops[0], result)
+    if len(ops) > 1 and ops[1].kind in PRED_KINDS:
+        x.writep(ops[1], x.cmp("ne", result, x.k32(0), False))
