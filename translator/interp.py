@@ -55,6 +55,7 @@ class Cta:
     bar_gen: list[int] = field(default_factory=lambda: [0] * 16)
     bar_result: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)] * 16)
     released: dict[int, int] = field(default_factory=dict)   # warp -> lanes released from WARPSYNC
+    brk: dict[tuple[int, int], int] = field(default_factory=dict)   # (warp, Bx) -> lanes that left by BREAK
 
 
 class Interpreter:

@@ -356,6 +356,13 @@ class ThreadCtx:
         mask = self._collective("active")
         if self.en and not self.gather:
             self.t.b[barrier] = mask
+            key = (self.t.warp, barrier)
+            self.cta.brk[key] = self.cta.brk.get(key, 0) & ~(1 << self.t.lane)
+
+    def brk(self, barrier):
+        if self.en and not self.gather:
+            key = (self.t.warp, barrier)
+            self.cta.brk[key] = self.cta.brk.get(key, 0) | 1 << self.t.lane
 
     def bsync(self, barrier): self.request = ("bsync", barrier)
     def warpsync(self, mask): self.request = ("warpsync", mask)

@@ -86,6 +86,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("EXIT", warp.exit_, "exit"),
     _t("BSSY", warp.bssy, "collective"),
     _t("BSYNC", warp.bsync, "sync"),
+    _t("BREAK", warp.brk, "alu"),
     _t("WARPSYNC", warp.warpsync, "sync", {"ALL", "EXCLUSIVE"}, True),
     _t("BAR", warp.bar, "sync", {"SYNC", "DEFER_BLOCKING", "ARV", "RED", "POPC", "AND", "OR"}, True),
     _t("B2R", warp.b2r, "alu", {"RESULT"}, True),

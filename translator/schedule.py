@@ -10,9 +10,10 @@ wins forever: the step budget ends it as LIVELOCK, naming the pcs.
 The interpreter uses these functions directly; the SPIR-V emitter (:mod:`translator.emit_turns`)
 emits the same decisions.
 
-- BSYNC Bx passes when every lane of the thread's Bx mask has exited or waits at this pc.
-- WARPSYNC m passes when every lane of m has exited or stands at a WARPSYNC (any pc); the
-  lanes it finds at other WARPSYNCs are released too.
+- BSYNC Bx passes when every lane of the thread's Bx mask has exited, left by BREAK Bx, or
+  stands at this pc.
+- WARPSYNC m passes when every lane of m has exited, stands at this pc, or waits at another
+  WARPSYNC; the lanes it finds waiting elsewhere are released too.
 - BAR counts arrivals per barrier id; it completes when the count reaches the thread count
   given (or every thread of the block that has not exited), which bumps the barrier's
   generation and lets every thread that arrived in the previous generation pass.
@@ -62,7 +63,7 @@ def sync_step(m, cta, inst, parts) -> None:
 
 
 def _bsync_passes(blocks, cta, inst, t, request) -> bool:
-    mask = t.b[request[1]]
+    mask = t.b[request[1]] & ~cta.brk.get((t.warp, request[1]), 0)
     return all(u.exited or u.pc == inst.pc for u in _lanes(cta, t.warp, mask))
 
 
@@ -78,7 +79,7 @@ def _warpsync_passes(blocks, cta, inst, t, request) -> bool:
         return True
     mask = request[1]
     lanes = list(_lanes(cta, t.warp, mask))
-    if not all(u.exited or _is_warpsync(blocks, u.pc) for u in lanes):
+    if not all(u.exited or u.pc == inst.pc or (u.waiting and _is_warpsync(blocks, u.pc)) for u in lanes):
         return False
     for u in lanes:
         if not u.exited and u.pc != inst.pc:

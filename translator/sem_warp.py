@@ -91,6 +91,10 @@ def bssy(x: Ctx, i):
     x.bssy(i.ops[0].value)
 
 
+def brk(x: Ctx, i):
+    x.brk(i.ops[0].value)
+
+
 def bsync(x: Ctx, i):
     x.bsync(i.ops[0].value)
 

@@ -1,0 +1,24 @@
+# warpboard: `make scoreboard` runs every case on every Vulkan device and writes the
+# reports; `make test` runs the test suite. Both run `make setup` first (idempotent).
+
+VENV         ?= .venv
+OUT          ?= reports/out
+# pytest-xdist: 2 workers, tests marked with the same xdist_group stay on one worker.
+PYTEST_FLAGS ?= -n 2 --dist loadgroup
+
+.PHONY: setup test scoreboard clean
+
+setup:
+	ci/setup.sh
+
+test: setup
+	$(VENV)/bin/python -m pytest $(PYTEST_FLAGS) tests
+
+scoreboard: setup
+	mkdir -p $(OUT)
+	$(VENV)/bin/warpboard run -o $(OUT)/scoreboard.json --html $(OUT)/scoreboard.html --markdown $(OUT)/scoreboard.md
+
+# Build outputs and reports; keeps .venv (delete it by hand to rebuild from scratch).
+clean:
+	rm -rf $(OUT) build .warpboard-cache .pytest_cache
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

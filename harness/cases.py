@@ -1,0 +1,520 @@
+"""Test cases as data: the case model, its strict TOML loader and case discovery.
+
+A case is one SASS kernel, how to launch it, the buffers it reads and writes, and the
+words those buffers must hold afterwards; ``cases/README.md`` documents the format.
+Everything is validated on load, so a typo in a case file is reported as
+``cases/vote/x.toml:14: ...`` rather than surfacing later as a baffling mismatch.
+Line numbers for semantic errors come from a plain text search of the file
+(:class:`_Locator`): good enough for hand-written files, and kept deliberately simple.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
+DEFAULT_SHARED_BYTES = 16384
+MAX_SHARED_BYTES = 101376        # 99 KiB: the most shared memory one sm_86 block can have
+MAX_BLOCK_THREADS = 1024
+PROVENANCE_KINDS = ("chip", "derived")
+
+TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
+            "step_budget", "provenance", "launch", "buffers", "params")
+PROVENANCE_KEYS = ("expected", "recorded_on", "listing", "derivation")
+LAUNCH_KEYS = ("grid", "block", "shared_bytes")
+BUFFER_KEYS = ("name", "words", "init", "expected")
+PARAM_KINDS = ("buffer", "u32", "u64")
+
+_TAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-]+)\s*\]")
+_TEXT_LABEL = re.compile(r"^\s*\.text\.(\S+):\s*$")
+_GLOBAL = re.compile(r"^\s*\.global\s+(\S+)\s*$")
+_BOUNDARY = re.compile(r"^\s*(\.section\b|//-{5,})")
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+class CaseError(ValueError):
+    """A case file that cannot be used; the message starts with ``path:line: `` where known."""
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """One device buffer of 32-bit words: its initial contents and, if checked, its final ones."""
+    name: str
+    words: int
+    init: tuple[int, ...]
+    expected: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter: ``kind`` "buffer" (value: buffer name, passed as its 64-bit
+    address), "u32" or "u64" (value: the integer)."""
+    kind: str
+    value: str | int
+
+
+@dataclass(frozen=True)
+class Case:
+    """One loaded, validated case (see cases/README.md for the file format)."""
+    id: str
+    path: Path
+    name: str
+    summary: str
+    tags: tuple[str, ...]
+    kernel: str | None
+    listing_text: str
+    listing_path: Path
+    listing_line: int
+    source: Path | None
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    step_budget: int | None
+    buffers: tuple[BufferSpec, ...]
+    params: tuple[Param, ...]
+    provenance: dict = field(hash=False)
+
+    @property
+    def threads_per_block(self) -> int:
+        """Threads in one block (x*y*z)."""
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def num_blocks(self) -> int:
+        """Blocks in the grid (x*y*z)."""
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def total_threads(self) -> int:
+        """Threads in the whole launch."""
+        return self.threads_per_block * self.num_blocks
+
+    @property
+    def warps_per_block(self) -> int:
+        """32-lane warps per block (the last is partial unless 32 divides the block)."""
+        return -(-self.threads_per_block // 32)
+
+    @property
+    def kernel_listing(self) -> str:
+        """Only this case's kernel out of ``listing_text`` (see :func:`kernel_section`)."""
+        return kernel_section(self.listing_text, self.kernel)
+
+    def buffer(self, name: str) -> BufferSpec:
+        """The buffer called ``name`` (KeyError if there is none)."""
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------- listings
+
+def listing_kernels(text: str) -> list[str]:
+    """Entry names in a SASS listing: its ``.text.NAME:`` labels, else its ``.global NAME``
+    directives; empty for a bare hand-written listing (then the whole text is the kernel)."""
+    names = [m.group(1) for m in map(_TEXT_LABEL.match, text.splitlines()) if m]
+    if not names:
+        names = [m.group(1) for m in map(_GLOBAL.match, text.splitlines()) if m]
+    return list(dict.fromkeys(names))
+
+
+def has_kernel(text: str, kernel: str) -> bool:
+    """Whether the listing has a line ``kernel:`` or ``.text.kernel:``."""
+    wanted = (f"{kernel}:", f".text.{kernel}:")
+    return any(line.strip() in wanted for line in text.splitlines())
+
+
+def kernel_section(text: str, kernel: str | None) -> str:
+    """The part of a listing that belongs to ``kernel``: from the section header before its
+    label to the next section header (nvdisasm puts each kernel and its internal
+    subroutines in one ``.text.NAME`` section). The whole text when there is no such label
+    or no kernel is named."""
+    lines = text.splitlines(keepends=True)
+    wanted = () if kernel is None else (f"{kernel}:", f".text.{kernel}:")
+    label = next((i for i, line in enumerate(lines) if line.strip() in wanted), None)
+    if label is None:
+        return text
+    bounds = {i for i, line in enumerate(lines) if _BOUNDARY.match(line)}
+    start = max((b for b in bounds if b < label), default=0)
+    while start - 1 in bounds:
+        start -= 1
+    end = min((b for b in bounds if b > label), default=len(lines))
+    while end > label + 1 and not lines[end - 1].strip():
+        end -= 1
+    return "".join(lines[start:end])
+
+
+# ---------------------------------------------------------------- error locations
+
+class _Locator:
+    """Finds the line of a key in the raw file text, to put line numbers on semantic errors."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.lines = text.splitlines()
+        self.headers = [(i, m.group(1)) for i, m in
+                        ((i, _HEADER.match(line)) for i, line in enumerate(self.lines)) if m]
+
+    def _span(self, table: str | None, index: int) -> tuple[int, int, int | None]:
+        """Line range (start, end, header line) of the top level or of a (nth array) table."""
+        if table is None:
+            return 0, self.headers[0][0] if self.headers else len(self.lines), None
+        found = [h for h in self.headers if h[1] == table]
+        if index >= len(found):
+            return 0, 0, None
+        head = found[index][0]
+        nxt = [h[0] for h in self.headers if h[0] > head]
+        return head + 1, nxt[0] if nxt else len(self.lines), head
+
+    def line(self, key: str | None = None, table: str | None = None, index: int = 0) -> int | None:
+        """1-based line of ``key`` (in ``table``, its ``index``-th if an array of tables),
+        falling back to the table's header line; None when not found."""
+        start, end, head = self._span(table, index)
+        if key is not None:
+            pat = re.compile(rf"^\s*{re.escape(key)}\s*=")
+            for i in range(start, end):
+                if pat.match(self.lines[i]):
+                    return i + 1
+        return None if head is None else head + 1
+
+    def error(self, msg: str, key: str | None = None, table: str | None = None,
+              index: int = 0) -> CaseError:
+        """A CaseError for ``msg``, prefixed with ``path:line:`` (or ``path:``)."""
+        return _error(self.path, self.line(key, table, index), msg)
+
+
+def _error(path: Path, line: int | None, msg: str) -> CaseError:
+    where = f"{path}:{line}" if line else f"{path}"
+    return CaseError(f"{where}: {msg}")
+
+
+def _tname(v: Any) -> str:
+    """TOML's name for the type of a parsed value, for messages."""
+    if isinstance(v, bool):
+        return "boolean"
+    return {str: "string", int: "integer", float: "float", list: "array",
+            dict: "table"}.get(type(v), type(v).__name__)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+# ---------------------------------------------------------------- field checks
+
+class _Checker:
+    """Typed access to one table of the parsed file, raising located CaseErrors."""
+
+    def __init__(self, loc: _Locator, data: dict, label: str, table: str | None = None,
+                 index: int = 0):
+        self.loc, self.data, self.label = loc, data, label
+        self.table, self.index = table, index
+
+    def err(self, key: str | None, msg: str) -> CaseError:
+        return self.loc.error(msg, key, self.table, self.index)
+
+    def name(self, key: str) -> str:
+        """The dotted label of ``key`` used in messages, e.g. ``buffers[0].init``."""
+        return f"{self.label}.{key}" if self.label else key
+
+    def only(self, allowed: Iterable[str]) -> None:
+        allowed = tuple(allowed)
+        for key in self.data:
+            if key not in allowed:
+                raise self.err(key, f"unknown key '{self.name(key)}' "
+                                    f"(allowed: {', '.join(allowed)})")
+
+    def required(self, key: str) -> Any:
+        if key not in self.data:
+            raise self.err(None, f"missing required key '{self.name(key)}'")
+        return self.data[key]
+
+    def string(self, key: str, required: bool = True) -> str | None:
+        v = self.required(key) if required else self.data.get(key)
+        if v is not None and not isinstance(v, str):
+            raise self.err(key, f"{self.name(key)}: must be a string, not {_tname(v)}")
+        return v
+
+    def integer(self, key: str, lo: int, hi: int, required: bool = True) -> int | None:
+        v = self.required(key) if required else self.data.get(key)
+        if v is None:
+            return None
+        if not _is_int(v):
+            raise self.err(key, f"{self.name(key)}: must be an integer, not {_tname(v)}")
+        if not lo <= v <= hi:
+            raise self.err(key, f"{self.name(key)}: {v} is outside {lo}..{hi}")
+        return v
+
+    def words(self, key: str, count: int, fill_ok: bool) -> tuple[int, ...]:
+        """A list of ``count`` u32 words (or, if ``fill_ok``, one word repeated)."""
+        v = self.data[key]
+        if fill_ok and _is_int(v):
+            self.uint(key, v, self.name(key))
+            return (v,) * count
+        if not isinstance(v, list):
+            what = "a u32 or an array of u32" if fill_ok else "an array of u32"
+            raise self.err(key, f"{self.name(key)}: must be {what}, not {_tname(v)}")
+        if len(v) != count:
+            raise self.err(key, f"{self.name(key)}: {len(v)} word{'s' * (len(v) != 1)}, "
+                                f"but words = {count}")
+        for i, w in enumerate(v):
+            self.uint(key, w, f"{self.name(key)}[{i}]")
+        return tuple(v)
+
+    def uint(self, key: str, v: Any, label: str, bits: int = 32) -> int:
+        """``v`` checked to be a u32 (or u64) integer; ``label`` names it in messages."""
+        if not _is_int(v):
+            raise self.err(key, f"{label}: must be an integer, not {_tname(v)}")
+        if not 0 <= v < 1 << bits:
+            raise self.err(key, f"{label}: {v} is not a u{bits} (0..{(1 << bits) - 1:#x})")
+        return v
+
+    def dims(self, key: str) -> tuple[int, int, int]:
+        """A launch dimension: an int or a list of 1-3 positive ints, padded with 1s."""
+        v = self.required(key)
+        dims = [v] if _is_int(v) else v
+        if (not isinstance(dims, list) or not 1 <= len(dims) <= 3
+                or not all(_is_int(d) and d >= 1 for d in dims)):
+            raise self.err(key, f"{self.name(key)}: must be a positive integer or an array "
+                                f"of 1-3 positive integers, got {v!r}")
+        dims = dims + [1] * (3 - len(dims))
+        return dims[0], dims[1], dims[2]
+
+    def table_(self, key: str, required: bool = True) -> dict | None:
+        v = self.required(key) if required else self.data.get(key)
+        if v is not None and not isinstance(v, dict):
+            raise self.err(key, f"{self.name(key)}: must be a table, not {_tname(v)}")
+        return v
+
+    def tables(self, key: str, required: bool = True) -> list[dict]:
+        v = self.required(key) if required else self.data.get(key, [])
+        if not isinstance(v, list) or not all(isinstance(t, dict) for t in v):
+            raise self.err(key, f"{self.name(key)}: must be an array of tables ([[{key}]])")
+        return v
+
+
+# ---------------------------------------------------------------- loading
+
+def load_case(path: str | Path, root: str | Path | None = None) -> Case:
+    """Load and validate one case file. ``root`` is the cases directory the id is taken
+    relative to; by default the nearest ancestor called ``cases`` (else the file stem)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise CaseError(f"{path}: cannot read: {e.strerror or e}") from None
+    data = _parse(path, text)
+    loc = _Locator(path, text)
+    top = _Checker(loc, data, "")
+    top.only(TOP_KEYS)
+    name, summary, tags = top.string("name"), top.string("summary"), _tags(top)
+    listing_text, listing_path, listing_line = _listing(top, path, text)
+    kernel, source = _kernel(top, listing_text), _beside(top, path, "source")
+    step_budget = top.integer("step_budget", 1, 2**63 - 1, required=False)
+    provenance = _provenance(loc, top.table_("provenance"))
+    grid, block, shared = _launch(loc, top.table_("launch"))
+    buffers = _buffers(loc, top.tables("buffers"))
+    params = tuple(_param(loc, t, i, buffers)
+                   for i, t in enumerate(top.tables("params", required=False)))
+    return Case(id=_case_id(path, root), path=path, name=name, summary=summary, tags=tags,
+                kernel=kernel, listing_text=listing_text, listing_path=listing_path,
+                listing_line=listing_line, source=source, grid=grid, block=block,
+                shared_bytes=shared, step_budget=step_budget, buffers=buffers,
+                params=params, provenance=provenance)
+
+
+def discover_cases(root: str | Path = "cases", patterns: Iterable[str] | None = None) -> list[Case]:
+    """All ``*.toml`` cases below ``root`` (recursively), sorted by id; ``patterns`` are
+    fnmatch patterns on the id (a case is kept if any matches). Every selected file is
+    loaded; if any fail, one CaseError lists all their messages, one per line."""
+    root = Path(root)
+    if not root.is_dir():
+        raise CaseError(f"{root}: no such cases directory")
+    patterns = list(patterns) if patterns is not None else None
+    found = sorted((_case_id(p, root), p) for p in root.rglob("*.toml"))
+    if patterns is not None:
+        found = [(i, p) for i, p in found if any(fnmatch.fnmatchcase(i, pat) for pat in patterns)]
+    cases, errors = [], []
+    for _, p in found:
+        try:
+            cases.append(load_case(p, root))
+        except CaseError as e:
+            errors.append(str(e))
+    if errors:
+        raise CaseError("\n".join(errors))
+    return cases
+
+
+def _parse(path: Path, text: str) -> dict:
+    """The parsed TOML, or a CaseError at the line tomllib complains about."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = _TOML_POS.search(msg)
+        line = int(m.group(1)) if m else None
+        raise _error(path, line, f"invalid TOML: {_TOML_POS.sub('', msg)}") from None
+
+
+def _case_id(path: Path, root: str | Path | None) -> str:
+    """The path below the cases directory, without ``.toml`` and with ``/`` separators."""
+    if root is None:
+        root = next((a for a in path.parents if a.name == "cases"), None)
+    if root is not None:
+        try:
+            return path.with_suffix("").relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return path.stem
+
+
+def _beside(top: _Checker, path: Path, key: str) -> Path | None:
+    """A file named by ``key`` relative to the case file, which must exist."""
+    name = top.string(key, required=False)
+    if name is None:
+        return None
+    target = path.parent / name
+    if not target.is_file():
+        raise top.err(key, f"{key}: no such file: {target}")
+    return target
+
+
+def _listing(top: _Checker, path: Path, text: str) -> tuple[str, Path, int]:
+    """(listing text, file it is in, 1-based line where it starts) from listing or sass."""
+    has_file, has_inline = "listing" in top.data, "sass" in top.data
+    if has_file and has_inline:
+        raise top.err("sass", "give either 'listing' (a SASS file) or 'sass' "
+                              "(the listing inline), not both")
+    if not has_file and not has_inline:
+        raise top.err(None, "missing 'listing' (a SASS file beside the case) "
+                            "or 'sass' (the listing inline)")
+    if has_inline:
+        return top.string("sass"), path, _inline_start(top.loc, text)
+    target = _beside(top, path, "listing")
+    try:
+        return target.read_text(encoding="utf-8"), target, 1
+    except (OSError, UnicodeDecodeError) as e:
+        raise top.err("listing", f"listing: cannot read {target}: {e}") from None
+
+
+def _inline_start(loc: _Locator, text: str) -> int:
+    """The line where an inline ``sass = \"\"\"...`` string's text starts: the next line
+    when the opening quotes end their line (TOML drops that newline), else the same."""
+    line = loc.line("sass") or 1
+    rest = loc.lines[line - 1].split("=", 1)[-1].strip()
+    for quotes in ('"""', "'''"):
+        if rest.startswith(quotes):
+            return line + 1 if rest == quotes else line
+    return line
+
+
+def _kernel(top: _Checker, listing: str) -> str | None:
+    """The kernel name, checked against the listing's labels."""
+    kernel = top.string("kernel", required=False)
+    found = listing_kernels(listing)
+    if kernel is None:
+        if len(found) > 1:
+            raise top.err("listing" if "listing" in top.data else "sass",
+                          f"kernel: the listing has {len(found)} kernels "
+                          f"({', '.join(found)}); name one with kernel = \"...\"")
+        return None
+    if not has_kernel(listing, kernel):
+        known = f"kernels: {', '.join(found)}" if found else "no kernel labels found"
+        raise top.err("kernel", f"kernel: '{kernel}' is not in the listing ({known})")
+    return kernel
+
+
+def _tags(top: _Checker) -> tuple[str, ...]:
+    """Lowercase, hyphenated, unique tags."""
+    tags = top.data.get("tags", [])
+    if not isinstance(tags, list):
+        raise top.err("tags", f"tags: must be an array of strings, not {_tname(tags)}")
+    for i, t in enumerate(tags):
+        if not isinstance(t, str) or not _TAG.match(t):
+            raise top.err("tags", f"tags[{i}]: {t!r} is not a tag "
+                                  "(lowercase letters, digits and '-')")
+        if t in tags[:i]:
+            raise top.err("tags", f"tags[{i}]: duplicate tag {t!r}")
+    return tuple(tags)
+
+
+def _launch(loc: _Locator, data: dict) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+    """(grid, block, shared_bytes) from the [launch] table."""
+    c = _Checker(loc, data, "launch", "launch")
+    c.only(LAUNCH_KEYS)
+    grid, block = c.dims("grid"), c.dims("block")
+    threads = block[0] * block[1] * block[2]
+    if threads > MAX_BLOCK_THREADS:
+        raise c.err("block", f"launch.block: {threads} threads per block, "
+                             f"at most {MAX_BLOCK_THREADS}")
+    shared = c.integer("shared_bytes", 0, MAX_SHARED_BYTES, required=False)
+    return grid, block, DEFAULT_SHARED_BYTES if shared is None else shared
+
+
+def _buffer(loc: _Locator, data: dict, index: int) -> BufferSpec:
+    """One [[buffers]] table."""
+    c = _Checker(loc, data, f"buffers[{index}]", "buffers", index)
+    c.only(BUFFER_KEYS)
+    name = c.string("name")
+    if not _IDENT.match(name):
+        raise c.err("name", f"buffers[{index}].name: {name!r} is not an identifier")
+    words = c.integer("words", 1, 1 << 28)
+    c.required("init")
+    init = c.words("init", words, fill_ok=True)
+    expected = c.words("expected", words, fill_ok=False) if "expected" in data else None
+    return BufferSpec(name, words, init, expected)
+
+
+def _buffers(loc: _Locator, tables: list[dict]) -> tuple[BufferSpec, ...]:
+    """All [[buffers]] tables: at least one, with unique names."""
+    if not tables:
+        raise loc.error("buffers: a case needs at least one [[buffers]] table", "buffers")
+    buffers = tuple(_buffer(loc, t, i) for i, t in enumerate(tables))
+    for i, b in enumerate(buffers):
+        if b.name in (o.name for o in buffers[:i]):
+            raise loc.error(f"buffers[{i}].name: duplicate buffer name '{b.name}'",
+                            "name", "buffers", i)
+    return buffers
+
+
+def _param(loc: _Locator, data: dict, index: int, buffers: tuple[BufferSpec, ...]) -> Param:
+    """One [[params]] table: exactly one of buffer / u32 / u64."""
+    c = _Checker(loc, data, f"params[{index}]", "params", index)
+    c.only(PARAM_KINDS)
+    if len(data) != 1:
+        raise c.err(None, f"params[{index}]: give exactly one of buffer, u32, u64")
+    kind = next(iter(data))
+    if kind == "buffer":
+        name = c.string("buffer")
+        names = [b.name for b in buffers]
+        if name not in names:
+            raise c.err("buffer", f"params[{index}].buffer: no buffer named '{name}' "
+                                  f"(buffers: {', '.join(names)})")
+        return Param("buffer", name)
+    return Param(kind, c.uint(kind, data[kind], c.name(kind), 32 if kind == "u32" else 64))
+
+
+def _provenance(loc: _Locator, data: dict) -> dict:
+    """The [provenance] table: where the expected words come from."""
+    c = _Checker(loc, data, "provenance", "provenance")
+    c.only(PROVENANCE_KEYS)
+    kind = c.string("expected")
+    if kind not in PROVENANCE_KINDS:
+        raise c.err("expected", f"provenance.expected: must be \"chip\" or \"derived\", "
+                                f"got {kind!r}")
+    c.string("listing")
+    needed = "recorded_on" if kind == "chip" else "derivation"
+    if not c.string(needed, required=False):
+        raise c.err(None, f"provenance.{needed}: required when expected = \"{kind}\"")
+    c.string("recorded_on", required=False)
+    c.string("derivation", required=False)
+    return dict(data)

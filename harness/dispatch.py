@@ -1,0 +1,125 @@
+"""One case, one launch: lay out memory by the ABI, run on a Vulkan device or the CPU
+reference interpreter, and hand back the buffers and what the shader reported.
+"""
+from __future__ import annotations
+
+import struct
+import time
+from dataclasses import dataclass, field
+
+from translator import abi
+from translator.emit import Shader, translate
+from translator.interp import BadPc, Fault, Livelock, run_program
+from translator.ir import Program, load_program
+
+from .cases import Case
+
+
+@dataclass
+class Prepared:
+    """A case turned into what a dispatch needs."""
+    case: Case
+    program: Program
+    launch: abi.Launch
+    cbank: bytes
+    buffers: list[bytes]
+    budget: int
+
+
+@dataclass
+class RawRun:
+    """What came back from one launch, before any comparison."""
+    buffers: list[bytes]
+    outcome: str = "ok"             # ok, fault, livelock, bad-pc
+    detail: str = ""
+    counters: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    mode: str = ""
+
+
+def prepare(case: Case, budget: int | None = None) -> Prepared:
+    """Parse and decode the case's kernel and build its constant bank and buffers."""
+    program = load_program(case.listing_text, case.kernel, str(case.listing_path), case.listing_line)
+    launch = abi.Launch(case.grid, case.block)
+    names = [b.name for b in case.buffers]
+    params = [("u64", abi.buffer_address(names.index(p.value))) if p.kind == "buffer" else (p.kind, p.value)
+              for p in case.params]
+    buffers = [struct.pack(f"<{b.words}I", *b.init) for b in case.buffers]
+    return Prepared(case, program, launch, abi.constant_bank(launch, params), buffers,
+                    budget or case.step_budget or abi.DEFAULT_BUDGET)
+
+
+def translate_case(prep: Prepared, mode: str | None = None) -> tuple[Shader, float]:
+    start = time.perf_counter()
+    shader = translate(prep.program, prep.launch.block, prep.case.shared_bytes, mode)
+    return shader, time.perf_counter() - start
+
+
+def control_words(prep: Prepared) -> bytes:
+    """The ctrl buffer: status, counters, buffer table, budget and constant bank 0."""
+    ctrl = [0] * abi.CTRL_WORDS
+    ctrl[abi.BUDGET] = prep.budget
+    offset = 0
+    for k, data in enumerate(prep.buffers):
+        ctrl[abi.TABLE + 2 * k] = offset
+        ctrl[abi.TABLE + 2 * k + 1] = len(data)
+        offset += len(data) // 4
+    ctrl[abi.CBANK:abi.CBANK + abi.CBANK_BYTES // 4] = struct.unpack(f"<{abi.CBANK_BYTES // 4}I", prep.cbank)
+    return struct.pack(f"<{abi.CTRL_WORDS}I", *ctrl)
+
+
+def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) -> RawRun:
+    """Dispatch on an open :class:`harness.vk.Device` and split the heap back into buffers."""
+    if len(prep.buffers) > abi.MAX_BUFFERS:
+        raise ValueError(f"{len(prep.buffers)} buffers; the ABI has room for {abi.MAX_BUFFERS}")
+    heap = b"".join(prep.buffers) or bytes(4)
+    start = time.perf_counter()
+    ctrl_out, heap_out = device.run(shader.spirv, [control_words(prep), heap], groups=prep.launch.grid,
+                                    timeout_s=timeout_s)
+    elapsed = time.perf_counter() - start
+    words = struct.unpack(f"<{abi.CTRL_WORDS}I", ctrl_out[:abi.CTRL_WORDS * 4])
+    out, offset = [], 0
+    for data in prep.buffers:
+        out.append(bytes(heap_out[offset:offset + len(data)]))
+        offset += len(data)
+    run = RawRun(out, mode=shader.mode, timings={"run_s": elapsed, **getattr(device, "last_timings", {})})
+    run.counters = {"turns": words[abi.TURNS], "steps": words[abi.STEPS], "barriers": words[abi.BARRIERS],
+                    "instructions": words[abi.INSTRUCTIONS]}
+    status = words[abi.STATUS]
+    if status != abi.OK:
+        run.outcome = abi.STATUS_NAMES.get(status, f"status-{status}")
+        run.detail = _describe_status(prep, status, words)
+    return run
+
+
+def _describe_status(prep: Prepared, status: int, words) -> str:
+    pc, thread = words[abi.STATUS_PC], words[abi.STATUS_THREAD]
+    per_block = prep.launch.threads_per_block
+    where = f"thread {thread} (block {thread // per_block}, warp {thread % per_block // 32} lane {thread % 32})"
+    inst = next((i for i in prep.program.insts if i.pc == pc), None)
+    at = f"pc {pc:#06x}" + (f" ({inst.where}: {inst.text})" if inst else "")
+    if status == abi.FAULT:
+        addr = words[abi.STATUS_ADDR_HI] << 32 | words[abi.STATUS_ADDR_LO]
+        return f"{where} at {at}: access at {addr:#x} outside every buffer"
+    if status == abi.LIVELOCK:
+        return f"step budget of {prep.budget} spent; {where} still running at {at}"
+    return f"{where} jumped to {pc:#x}, which starts no instruction block"
+
+
+def run_interpreter(prep: Prepared) -> RawRun:
+    """Run the CPU reference interpreter on copies of the buffers."""
+    buffers = [bytearray(b) for b in prep.buffers]
+    start = time.perf_counter()
+    run = RawRun([], mode=prep.program.mode)
+    try:
+        stats = run_program(prep.program, prep.launch, buffers, prep.cbank, prep.case.shared_bytes, prep.budget)
+        run.counters = {"turns": stats.turns, "steps": stats.steps, "instructions": stats.instructions}
+    except Fault as exc:
+        run.outcome, run.detail = "fault", str(exc)
+    except Livelock as exc:
+        run.outcome, run.detail = "livelock", str(exc)
+    except BadPc as exc:
+        run.outcome, run.detail = "bad-pc", str(exc)
+    run.timings = {"run_s": time.perf_counter() - start}
+    run.buffers = [bytes(b) for b in buffers]
+    return run

@@ -1,0 +1,176 @@
+"""The one engine behind ``warpboard run`` and the pytest plugin.
+
+A case on a device becomes exactly one :class:`CaseResult`: translation errors, faults,
+livelocks, hangs and worker crashes are statuses, never exceptions that stop the run. Each
+device configuration runs in its own worker process (see :mod:`harness.worker`).
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import socket
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from translator.errors import TranslatorError, UnsupportedInstruction
+
+from . import compare
+from .cases import Case, load_case
+from .results import RESULTS_VERSION, CaseResult, Status, apply_expectation
+
+INTERP = "interp"
+INTERP_DEVICE = {"id": INTERP, "name": "CPU reference interpreter", "driver_name": "warpboard",
+                 "driver_info": "translator.interp", "api_version": "", "subgroup_size": 32}
+OUTCOME_STATUS = {"fault": Status.FAULT, "livelock": Status.LIVELOCK, "bad-pc": Status.ERROR}
+
+
+@dataclass
+class Options:
+    timeout_s: float = 60.0         # watchdog per case (the worker is killed past it)
+    budget: int | None = None       # step budget override
+    mode: str | None = None         # force "free" or "turns"
+
+
+def run_case(case: Case, device_id: str, device=None, options: Options | None = None) -> CaseResult:
+    """Run one case on one device (an open Vulkan device, or None for the interpreter)."""
+    from .dispatch import prepare, run_interpreter, run_vulkan, translate_case
+    options = options or Options()
+    start = time.perf_counter()
+    result = CaseResult(case.id, device_id, Status.ERROR)
+    try:
+        prep = prepare(case, options.budget)
+        if device is None:
+            raw = run_interpreter(prep)
+        else:
+            shader, _ = translate_case(prep, options.mode)
+            raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
+        decide(case, raw, result)
+    except UnsupportedInstruction as exc:
+        result.status, result.message = Status.UNSUPPORTED, str(exc)
+    except TranslatorError as exc:
+        result.status, result.message = Status.ERROR, str(exc)
+    except Exception as exc:  # noqa: BLE001 - every failure is a cell, with its traceback
+        result.status = Status.TIMEOUT if type(exc).__name__ == "VkTimeout" else Status.ERROR
+        result.message = f"{type(exc).__name__}: {exc}"
+        result.traceback = traceback.format_exc()
+    result.time_s = time.perf_counter() - start
+    return result
+
+
+def decide(case: Case, raw, result: CaseResult) -> None:
+    """The one place a raw run becomes PASS, FAIL, FAULT, LIVELOCK or ERROR."""
+    result.mode = raw.mode
+    result.turns = raw.counters.get("turns")
+    result.steps = raw.counters.get("steps")
+    if raw.outcome != "ok":
+        result.status, result.message = OUTCOME_STATUS[raw.outcome], raw.detail
+        return
+    listed, total = compare.mismatches(case, raw.buffers)
+    result.mismatches, result.mismatch_count = listed, total
+    result.status = Status.FAIL if total else Status.PASS
+    result.message = compare.summary(listed, total)
+
+
+# ------------------------------------------------------------------ in the worker process
+def worker_run(case_path: str, root: str | None, device_index: int | None, device_id: str,
+               options: dict) -> dict:
+    """Worker target: load the case, run it on this process's device, return the cell."""
+    case = load_case(case_path, root)
+    device = None
+    if device_index is not None:
+        from .worker import cached_device
+        device = cached_device(device_index)
+    result = run_case(case, device_id, device, Options(**options))
+    if device is not None:
+        result.subgroup_size = device.info.subgroup_size
+    return result.to_json()
+
+
+# ------------------------------------------------------------------ the matrix
+def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: Options | None = None,
+               root: str | None = None, expectations: dict | None = None, repeat: int = 1,
+               progress=None) -> dict:
+    """Every case on every device configuration (and the interpreter); a results document."""
+    options = options or Options()
+    columns = [(c.id, c.index, c.env, c.info.subgroup_size) for c in configs]
+    if interp:
+        columns.append((INTERP, None, {}, 32))
+    jobs = max(1, min(len(columns), os.cpu_count() or 1))
+    with ThreadPoolExecutor(jobs) as pool:
+        per_device = list(pool.map(lambda col: _run_column(cases, col, options, root, repeat, progress), columns))
+    results = [r for column in per_device for r in column]
+    for r in results:
+        r.status = apply_expectation(r.status, (r.case, r.device) in (expectations or {}))
+    devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
+    return document(cases, devices, results)
+
+
+def _run_column(cases, column, options: Options, root, repeat: int, progress) -> list[CaseResult]:
+    from .worker import Worker
+    device_id, index, env, subgroup = column
+    out = []
+    with Worker(env, device_id) as worker:
+        for case in cases:
+            runs = [_one(worker, case, column, options, root) for _ in range(max(1, repeat))]
+            result = _fold_repeats(runs)
+            if result.subgroup_size is None:
+                result.subgroup_size = subgroup
+            out.append(result)
+            if progress:
+                progress(result)
+    return out
+
+
+def _one(worker, case: Case, column, options: Options, root) -> CaseResult:
+    device_id, index, _, _ = column
+    reply = worker.call("harness.engine:worker_run", str(case.path), root, index, device_id,
+                        options.__dict__, timeout_s=options.timeout_s + 30)
+    if reply.ok:
+        result = CaseResult.from_json(reply.value)
+        if result.status is Status.TIMEOUT:
+            worker.close()          # the device may still be busy: start afresh
+        return result
+    status = {"timeout": Status.TIMEOUT, "crash": Status.CRASH}.get(reply.kind, Status.ERROR)
+    result = CaseResult(case.id, device_id, status, message=reply.describe(),
+                        traceback=(reply.traceback or "") + reply.stderr_tail, time_s=reply.elapsed_s)
+    worker.close()
+    return result
+
+
+def _fold_repeats(runs: list[CaseResult]) -> CaseResult:
+    first = runs[0]
+    outcomes = {(r.status, tuple((m.buffer, m.index, m.actual) for m in r.mismatches)) for r in runs}
+    if len(outcomes) > 1:
+        first.message = (f"differs between {len(runs)} runs: "
+                         + ", ".join(sorted({r.status.value for r in runs})) + ". " + first.message)
+        first.status = Status.FLAKY
+    return first
+
+
+def _device_json(config) -> dict:
+    info = config.info
+    return {"id": config.id, "name": info.name, "driver_name": info.driver_name, "driver_info": info.driver_info,
+            "driver_version": info.driver_version, "api_version": info.api_version,
+            "subgroup_size": info.subgroup_size, "env": dict(config.env)}
+
+
+def document(cases: list[Case], devices: list[dict], results: list[CaseResult]) -> dict:
+    """The results JSON (version 1)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        ours = version("warpboard")
+    except PackageNotFoundError:
+        ours = "unknown"
+    return {
+        "version": RESULTS_VERSION,
+        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "warpboard": ours, "host": socket.gethostname(), "platform": platform.platform(),
+        "devices": devices,
+        "cases": [{"id": c.id, "path": str(c.path), "tags": list(c.tags), "summary": c.summary,
+                   "provenance": dict(c.provenance), "threads": c.total_threads, "warp_size": 32}
+                  for c in cases],
+        "results": [r.to_json() for r in results],
+    }

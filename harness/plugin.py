@@ -1,0 +1,1 @@
+"""pytest plugin entry point (``pytest11``); collection of case files comes with the scoreboard plugin."""

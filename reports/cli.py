@@ -1,0 +1,128 @@
+"""The ``warpboard report`` and ``warpboard merge`` subcommands.
+
+``harness.cli`` owns the top-level ``warpboard`` command and hands the rest of the
+argument list to :func:`report_main` or :func:`merge_main`; both return an exit code
+and never call ``sys.exit`` themselves. For an argparse subparser setup instead, use
+:func:`add_report_arguments` / :func:`run_report` and :func:`add_merge_arguments` /
+:func:`run_merge`.
+
+Exit codes: 0 done; 1 ``--fail-on`` condition met; 2 usage or unreadable input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import collect, render
+from .collect import ResultsError
+from .merge import merge
+
+FORMATS = ("terminal", "markdown", "html")
+
+
+# --------------------------------------------------------------------------- report
+
+def add_report_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the ``report`` options to a parser (a fresh one or a subparser)."""
+    p.add_argument("results", type=Path, help="results JSON written by `warpboard run`")
+    p.add_argument("--against", type=Path, metavar="OLD.json",
+                   help="baseline results: list regressions, fixes and new cases")
+    p.add_argument("--format", choices=FORMATS, default="terminal",
+                   help="output format (default: terminal)")
+    p.add_argument("-o", "--output", type=Path, metavar="OUT",
+                   help="write to this file instead of standard output")
+    p.add_argument("--outdir", type=Path, metavar="DIR",
+                   help="also write scoreboard.md, scoreboard.html, scoreboard.json here")
+    p.add_argument("--fail-on", choices=("never", "failures", "regressions"), default="never",
+                   help="exit 1 when any cell is red (failures) or, with --against, "
+                        "when a cell regressed (regressions); default: never")
+    return p
+
+
+def _rendered(fmt: str, results: dict[str, Any], baseline: dict[str, Any] | None) -> str:
+    if fmt == "markdown":
+        return render.markdown(results, baseline)
+    if fmt == "html":
+        return render.html(results, baseline)
+    return render.terminal(results, baseline)
+
+
+def _exit_code(fail_on: str, results: dict[str, Any], baseline: dict[str, Any] | None) -> int:
+    """1 when the --fail-on condition holds, else 0."""
+    if fail_on == "failures":
+        return int(any(collect.is_failure(s) for s in collect.frame(results)["status"]))
+    if fail_on == "regressions" and baseline is not None:
+        return int(bool(collect.compare(baseline, results).regressions))
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Carry out ``warpboard report`` for parsed arguments; return the exit code."""
+    try:
+        results = collect.load(args.results)
+        baseline = collect.load(args.against) if args.against else None
+    except ResultsError as exc:
+        print(f"warpboard report: {exc}", file=sys.stderr)
+        return 2
+    text = _rendered(args.format, results, baseline)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if args.outdir:
+        for kind, path in render.write_all(results, args.outdir, baseline).items():
+            print(f"wrote {kind}: {path}", file=sys.stderr)
+    return _exit_code(args.fail_on, results, baseline)
+
+
+def report_main(argv: Sequence[str] | None = None) -> int:
+    """``warpboard report RESULTS.json [--against OLD.json] [--format ...] [-o OUT]``."""
+    p = argparse.ArgumentParser(prog="warpboard report",
+                                description="Render a results file as a scoreboard.")
+    try:
+        args = add_report_arguments(p).parse_args(argv)
+    except SystemExit as exc:          # argparse exits on --help and on usage errors
+        return int(exc.code or 0)
+    return run_report(args)
+
+
+# --------------------------------------------------------------------------- merge
+
+def add_merge_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the ``merge`` options to a parser (a fresh one or a subparser)."""
+    p.add_argument("inputs", type=Path, nargs="+", metavar="RESULTS.json",
+                   help="results files from separate runs (e.g. one per CI leg)")
+    p.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.json",
+                   help="merged results file to write")
+    return p
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    """Carry out ``warpboard merge`` for parsed arguments; return the exit code."""
+    try:
+        merged = merge([collect.load(p) for p in args.inputs])
+    except ResultsError as exc:
+        print(f"warpboard merge: {exc}", file=sys.stderr)
+        return 2
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+    for note in merged.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
+    print(f"merged {len(args.inputs)} runs: {len(merged['devices'])} devices, "
+          f"{len(merged['cases'])} cases -> {args.output}", file=sys.stderr)
+    return 0
+
+
+def merge_main(argv: Sequence[str] | None = None) -> int:
+    """``warpboard merge A.json B.json ... -o OUT.json``."""
+    p = argparse.ArgumentParser(prog="warpboard merge",
+                                description="Merge results files from several runs.")
+    try:
+        args = add_merge_arguments(p).parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return run_merge(args)

@@ -1,0 +1,243 @@
+"""Read a results document (version 1) and shape it for the reports.
+
+The engine writes one JSON document per run (see ``harness.results``); everything the
+reports show is derived here, in one place, so the terminal, markdown and HTML views
+agree on what a cell holds, what counts as passing and what changed since a baseline.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from harness.results import RESULTS_VERSION, Status
+
+MISSING = "—"   # a cell with no result: the device did not run that case
+
+FRAME_COLUMNS = [
+    "case", "device", "status", "message", "mismatch_count", "listed_mismatches",
+    "turns", "steps", "mode", "time_s", "subgroup_size", "traceback",
+]
+
+
+class ResultsError(ValueError):
+    """A results document that cannot be read: wrong version, not JSON, missing keys."""
+
+
+# --------------------------------------------------------------------------- loading
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Read a results JSON file and check that this code understands its version."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read results file: {exc.strerror or exc}") from exc
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
+    return check(doc, source=str(path))
+
+
+def check(doc: Any, source: str = "results") -> dict[str, Any]:
+    """Validate the shape of a results document in memory; return it unchanged."""
+    if not isinstance(doc, dict):
+        raise ResultsError(f"{source}: expected a JSON object at the top level")
+    version = doc.get("version")
+    if version != RESULTS_VERSION:
+        raise ResultsError(
+            f"{source}: results version {version!r} is not supported "
+            f"(this warpboard reads version {RESULTS_VERSION}); "
+            "re-run `warpboard run` with this version or use a matching warpboard")
+    for key in ("devices", "cases", "results"):
+        if not isinstance(doc.get(key, []), list):
+            raise ResultsError(f"{source}: {key!r} must be a list")
+    return doc
+
+
+# --------------------------------------------------------------------------- statuses
+
+def is_failure(status: str) -> bool:
+    """Whether a status string turns CI red; unknown strings count as failures,
+    a missing cell (MISSING) does not."""
+    try:
+        return Status(status).is_failure
+    except ValueError:
+        return status != MISSING
+
+
+def is_passing(status: str) -> bool:
+    """A cell that exists and is green (PASS, XFAIL, UNSUPPORTED)."""
+    return status != MISSING and not is_failure(status)
+
+
+# --------------------------------------------------------------------------- ordering
+
+def _unique(ids: Iterable[str]) -> list[str]:
+    """Keep the first occurrence of each id, in order."""
+    return list(dict.fromkeys(ids))
+
+
+def device_ids(results: dict[str, Any]) -> list[str]:
+    """Device ids in the order the run lists them, then any only seen in results."""
+    listed = [d["id"] for d in results.get("devices", [])]
+    return _unique(listed + [r["device"] for r in results.get("results", [])])
+
+
+def case_ids(results: dict[str, Any]) -> list[str]:
+    """Case ids in the order the run lists them, then any only seen in results."""
+    listed = [c["id"] for c in results.get("cases", [])]
+    return _unique(listed + [r["case"] for r in results.get("results", [])])
+
+
+def devices_by_id(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The device records keyed by id (devices only seen in results get a stub)."""
+    known = {d["id"]: d for d in results.get("devices", [])}
+    return {i: known.get(i, {"id": i}) for i in device_ids(results)}
+
+
+def cases_by_id(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The case records keyed by id (cases only seen in results get a stub)."""
+    known = {c["id"]: c for c in results.get("cases", [])}
+    return {i: known.get(i, {"id": i}) for i in case_ids(results)}
+
+
+def cells(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """The result dicts keyed by (case, device); a later duplicate replaces an earlier."""
+    return {(r["case"], r["device"]): r for r in results.get("results", [])}
+
+
+# --------------------------------------------------------------------------- frames
+
+def frame(results: dict[str, Any]) -> pd.DataFrame:
+    """One row per case x device result, with the scalar fields of each result."""
+    rows = []
+    for r in cells(results).values():
+        row = {col: r.get(col) for col in FRAME_COLUMNS}
+        row["message"] = r.get("message") or ""
+        row["mismatch_count"] = int(r.get("mismatch_count") or 0)
+        row["listed_mismatches"] = len(r.get("mismatches") or [])
+        rows.append(row)
+    return pd.DataFrame(rows, columns=FRAME_COLUMNS)
+
+
+def scoreboard(results: dict[str, Any]) -> pd.DataFrame:
+    """Cases x devices matrix of status strings; cells without a result hold MISSING."""
+    df = frame(results)
+    cases, devices = case_ids(results), device_ids(results)
+    if df.empty:
+        board = pd.DataFrame(MISSING, index=cases, columns=devices)
+    else:
+        board = (df.pivot(index="case", columns="device", values="status")
+                   .reindex(index=cases, columns=devices)
+                   .fillna(MISSING))
+    board.index.name = "case"
+    board.columns.name = "device"
+    return board
+
+
+# --------------------------------------------------------------------------- summaries
+
+@dataclass
+class DeviceSummary:
+    """How one device did: passes out of the cases it ran, and the other statuses."""
+    device: str
+    passed: int
+    total: int
+    not_run: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def line(self) -> str:
+        """A one-line plain-text summary, e.g. ``2/3 pass (FAIL 1)``."""
+        others = ", ".join(f"{s} {n}" for s, n in self.counts.items() if s != Status.PASS.value)
+        text = f"{self.passed}/{self.total} pass"
+        if others:
+            text += f" ({others})"
+        if self.not_run:
+            text += f", {self.not_run} not run"
+        return text
+
+
+def summaries(results: dict[str, Any]) -> list[DeviceSummary]:
+    """Per-device pass counts, in device order."""
+    board = scoreboard(results)
+    out = []
+    for dev in board.columns:
+        col = board[dev]
+        ran = col[col != MISSING]
+        counts = {s: int(n) for s, n in ran.value_counts().sort_index().items()}
+        out.append(DeviceSummary(device=dev, passed=counts.get(Status.PASS.value, 0),
+                                 total=len(ran), not_run=int((col == MISSING).sum()),
+                                 counts=counts))
+    return out
+
+
+def failing_cells(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Results worth a closer look, in scoreboard order: red cells and non-PASS cells
+    that carry a message, mismatches or a traceback (e.g. XFAIL, UNSUPPORTED)."""
+    by_key = cells(results)
+    out = []
+    for case in case_ids(results):
+        for dev in device_ids(results):
+            r = by_key.get((case, dev))
+            if r is None or r["status"] == Status.PASS.value:
+                continue
+            if is_failure(r["status"]) or r.get("message") or r.get("mismatches") \
+                    or r.get("traceback"):
+                out.append(r)
+    return out
+
+
+# --------------------------------------------------------------------------- baseline
+
+@dataclass
+class Change:
+    """One cell whose status moved between a baseline run and this one."""
+    case: str
+    device: str
+    before: str
+    after: str
+
+
+@dataclass
+class Comparison:
+    """What changed against a baseline: red now but green before, the reverse, new cases.
+
+    "Passing" means green in CI terms (PASS, XFAIL, UNSUPPORTED); only devices and
+    cases present in both runs are compared for regressions and fixes.
+    """
+    regressions: list[Change] = field(default_factory=list)
+    fixes: list[Change] = field(default_factory=list)
+    new_cases: list[str] = field(default_factory=list)
+    removed_cases: list[str] = field(default_factory=list)
+
+    def change_for(self, case: str, device: str) -> Change | None:
+        """The regression or fix recorded for a cell, if any."""
+        for ch in self.regressions + self.fixes:
+            if ch.case == case and ch.device == device:
+                return ch
+        return None
+
+
+def compare(baseline: dict[str, Any], current: dict[str, Any]) -> Comparison:
+    """Regressions, fixes and new cases of ``current`` relative to ``baseline``."""
+    old, new = scoreboard(baseline), scoreboard(current)
+    cmp = Comparison(
+        new_cases=[c for c in new.index if c not in old.index],
+        removed_cases=[c for c in old.index if c not in new.index])
+    for case in new.index:
+        if case not in old.index:
+            continue
+        for dev in new.columns:
+            if dev not in old.columns:
+                continue
+            before, after = old.at[case, dev], new.at[case, dev]
+            if is_passing(before) and is_failure(after):
+                cmp.regressions.append(Change(case, dev, before, after))
+            elif is_failure(before) and is_passing(after):
+                cmp.fixes.append(Change(case, dev, before, after))
+    return cmp

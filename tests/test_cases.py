@@ -1,0 +1,262 @@
+"""The case files under cases/ and the loader's error messages (harness/cases.py)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.cases import (BufferSpec, Case, CaseError, Param, discover_cases,
+                           kernel_section, load_case)
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ROOT / "cases"
+CASE_FILES = sorted(CASES.rglob("*.toml"))
+TRUTH_JSON = Path("/work/shared/truth/results.sm_90.json")
+
+
+def _id(p: Path) -> str:
+    return p.relative_to(CASES).with_suffix("").as_posix()
+
+
+# ---------------------------------------------------------------- the shipped cases
+
+def test_discover_finds_every_case_sorted():
+    cases = discover_cases(CASES)
+    assert [c.id for c in cases] == sorted(_id(p) for p in CASE_FILES)
+    assert len([c for c in cases if c.id.startswith("truth/")]) == 12
+    assert len([c for c in cases if c.id.startswith("basic/")]) >= 4
+
+
+def test_discover_patterns_filter_on_id():
+    ids = [c.id for c in discover_cases(CASES, ["truth/shfl_*", "basic/bit_ops"])]
+    assert ids == ["basic/bit_ops", "truth/shfl_half_warps", "truth/shfl_xor_reduce"]
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=_id)
+def test_case_loads_and_names_its_provenance(path):
+    case = load_case(path)
+    assert case.id == _id(path)
+    kind = case.provenance["expected"]
+    assert kind in ("chip", "derived")
+    assert case.provenance["listing"]
+    if kind == "chip":
+        assert case.provenance["recorded_on"]
+    else:
+        assert case.provenance["derivation"]
+    assert any(b.expected is not None for b in case.buffers)
+    assert case.kernel is not None and case.source is not None
+    assert f".text.{case.kernel}:" in case.kernel_listing
+
+
+def test_no_two_cases_are_the_same_program():
+    seen: dict[tuple, str] = {}
+    for case in discover_cases(CASES):
+        key = _program(case)
+        assert key not in seen, f"{case.id} is the same program as {seen[key]}"
+        seen[key] = case.id
+
+
+def _program(case: Case) -> tuple:
+    """What the device runs: the kernel's instructions (its own name masked), the launch,
+    the buffers' sizes and contents and the parameters (buffers by position)."""
+    code = tuple(line.replace(case.kernel, "<kernel>").strip()
+                 for line in case.kernel_listing.splitlines() if "/*" in line)
+    names = [b.name for b in case.buffers]
+    params = tuple((p.kind, names.index(p.value) if p.kind == "buffer" else p.value)
+                   for p in case.params)
+    return (code, case.grid, case.block, case.shared_bytes,
+            tuple((b.words, b.init) for b in case.buffers), params)
+
+
+@pytest.mark.skipif(not TRUTH_JSON.is_file(), reason="no /work/shared/truth results")
+def test_truth_cases_hold_the_recorded_results():
+    recorded = json.loads(TRUTH_JSON.read_text())["results"]
+    cases = discover_cases(CASES, ["truth/*"])
+    assert {c.kernel: c.buffer("out").expected for c in cases} == \
+        {k: tuple(v) for k, v in recorded.items()}
+
+
+DERIVED = [p for p in CASE_FILES if 'expected = "derived"' in p.read_text()]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@pytest.mark.parametrize("path", DERIVED, ids=_id)
+def test_derived_cases_reproduce_on_the_cpu(path):
+    run = subprocess.run([str(CASES / "tools" / "run_on_cpu.sh"), "--check", str(path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+# ---------------------------------------------------------------- the loader
+
+GOOD = '''\
+name = "tiny"
+summary = "Smallest case."
+tags = ["loop"]
+kernel = "tiny"
+listing = "tiny.sass"
+
+[provenance]
+expected = "chip"
+recorded_on = "somewhere"
+listing = "by hand"
+
+[launch]
+grid = 2
+block = [48]
+
+[[buffers]]
+name = "out"
+words = 4
+init = 7
+expected = [1, 2, 3, 0xffffffff]
+
+[[params]]
+buffer = "out"
+
+[[params]]
+u64 = 0x1234
+'''
+LISTING = ".text.tiny:\n        /*0000*/                   EXIT ;\n"
+
+
+def _write(tmp_path: Path, text: str = GOOD, listing: str | None = LISTING) -> Path:
+    if listing is not None:
+        (tmp_path / "tiny.sass").write_text(listing)
+    path = tmp_path / "tiny.toml"
+    path.write_text(text)
+    return path
+
+
+def _error(tmp_path: Path, text: str, listing: str | None = LISTING) -> str:
+    path = _write(tmp_path, text, listing)
+    with pytest.raises(CaseError) as info:
+        load_case(path)
+    return str(info.value)
+
+
+def test_good_case_loads(tmp_path):
+    case = load_case(_write(tmp_path), root=tmp_path)
+    assert case.id == "tiny" and case.name == "tiny" and case.tags == ("loop",)
+    assert case.grid == (2, 1, 1) and case.block == (48, 1, 1)
+    assert (case.threads_per_block, case.total_threads, case.warps_per_block) == (48, 96, 2)
+    assert case.shared_bytes == 16384 and case.step_budget is None and case.source is None
+    assert case.buffers == (BufferSpec("out", 4, (7, 7, 7, 7), (1, 2, 3, 0xFFFFFFFF)),)
+    assert case.params == (Param("buffer", "out"), Param("u64", 0x1234))
+    assert case.listing_text == LISTING and case.listing_line == 1
+    assert case.listing_path == tmp_path / "tiny.sass"
+
+
+def test_id_is_the_path_below_cases(tmp_path):
+    (tmp_path / "cases" / "vote").mkdir(parents=True)
+    path = _write(tmp_path / "cases" / "vote")
+    assert load_case(path).id == "vote/tiny"
+    assert [c.id for c in discover_cases(tmp_path / "cases")] == ["vote/tiny"]
+
+
+def test_inline_listing_starts_after_the_quotes(tmp_path):
+    text = GOOD.replace('listing = "tiny.sass"\n',
+                        'sass = """\n.text.tiny:\n    EXIT ;\n"""\n')
+    case = load_case(_write(tmp_path, text, listing=None))
+    assert case.listing_text == ".text.tiny:\n    EXIT ;\n"
+    assert case.listing_path == tmp_path / "tiny.toml" and case.listing_line == 6
+
+
+def test_unknown_key(tmp_path):
+    msg = _error(tmp_path, GOOD.replace("block = [48]", "block = [48]\nblocks = 3"))
+    assert msg == (f"{tmp_path}/tiny.toml:15: unknown key 'launch.blocks' "
+                   "(allowed: grid, block, shared_bytes)")
+
+
+def test_unknown_top_level_key(tmp_path):
+    msg = _error(tmp_path, "colour = 1\n" + GOOD)
+    assert msg.startswith(f"{tmp_path}/tiny.toml:1: unknown key 'colour' (allowed: name, ")
+
+
+def test_wrong_expected_length(tmp_path):
+    msg = _error(tmp_path, GOOD.replace("[1, 2, 3, 0xffffffff]", "[1, 2, 3]"))
+    assert msg == f"{tmp_path}/tiny.toml:20: buffers[0].expected: 3 words, but words = 4"
+
+
+def test_word_outside_u32(tmp_path):
+    msg = _error(tmp_path, GOOD.replace("0xffffffff", "0x100000000"))
+    assert msg == (f"{tmp_path}/tiny.toml:20: buffers[0].expected[3]: 4294967296 "
+                   "is not a u32 (0..0xffffffff)")
+
+
+def test_missing_listing_file(tmp_path):
+    msg = _error(tmp_path, GOOD, listing=None)
+    assert msg == f"{tmp_path}/tiny.toml:5: listing: no such file: {tmp_path}/tiny.sass"
+
+
+def test_kernel_not_in_listing(tmp_path):
+    msg = _error(tmp_path, GOOD.replace('kernel = "tiny"', 'kernel = "tiny2"'))
+    assert msg == f"{tmp_path}/tiny.toml:4: kernel: 'tiny2' is not in the listing (kernels: tiny)"
+
+
+def test_kernel_needed_when_the_listing_has_several(tmp_path):
+    two = LISTING + ".text.other:\n        /*0000*/                   EXIT ;\n"
+    msg = _error(tmp_path, GOOD.replace('kernel = "tiny"\n', ""), listing=two)
+    assert msg == (f"{tmp_path}/tiny.toml:4: kernel: the listing has 2 kernels (tiny, other); "
+                   'name one with kernel = "..."')
+
+
+def test_both_listing_and_sass(tmp_path):
+    msg = _error(tmp_path, GOOD.replace('listing = "tiny.sass"\n',
+                                        'listing = "tiny.sass"\nsass = "EXIT ;"\n'))
+    assert msg == (f"{tmp_path}/tiny.toml:6: give either 'listing' (a SASS file) "
+                   "or 'sass' (the listing inline), not both")
+
+
+def test_param_names_unknown_buffer(tmp_path):
+    msg = _error(tmp_path, GOOD.replace('buffer = "out"', 'buffer = "outt"'))
+    assert msg == (f"{tmp_path}/tiny.toml:23: params[0].buffer: no buffer named 'outt' "
+                   "(buffers: out)")
+
+
+def test_chip_provenance_needs_recorded_on(tmp_path):
+    msg = _error(tmp_path, GOOD.replace('recorded_on = "somewhere"\n', ""))
+    assert msg == f'{tmp_path}/tiny.toml:7: provenance.recorded_on: required when expected = "chip"'
+
+
+def test_missing_required_key(tmp_path):
+    msg = _error(tmp_path, GOOD.replace('summary = "Smallest case."\n', ""))
+    assert msg == f"{tmp_path}/tiny.toml: missing required key 'summary'"
+
+
+def test_invalid_toml(tmp_path):
+    msg = _error(tmp_path, GOOD.replace("grid = 2", "grid = "))
+    assert msg == f"{tmp_path}/tiny.toml:13: invalid TOML: Invalid value"
+
+
+def test_discover_reports_every_broken_case(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.toml").write_text('name = "x"\n')
+    with pytest.raises(CaseError) as info:
+        discover_cases(tmp_path)
+    lines = str(info.value).splitlines()
+    assert [re.sub(r":.*", "", line) for line in lines] == \
+        [f"{tmp_path}/a.toml", f"{tmp_path}/b.toml"]
+
+
+def test_kernel_section_cuts_one_kernel_out():
+    text = ("//------ .text.a ------\n\t.section\t.text.a\n.text.a:\n  /*0000*/ EXIT ;\n\n"
+            "//------ .text.b ------\n\t.section\t.text.b\n.text.b:\n  /*0000*/ BRA ;\n")
+    assert kernel_section(text, "a") == \
+        "//------ .text.a ------\n\t.section\t.text.a\n.text.a:\n  /*0000*/ EXIT ;\n"
+    assert kernel_section(text, "b").endswith(".text.b:\n  /*0000*/ BRA ;\n")
+    assert kernel_section(text, None) == text
+
+
+def test_u32_param_out_of_range(tmp_path):
+    msg = _error(tmp_path, GOOD.replace("u64 = 0x1234", "u32 = 0x100000000"))
+    assert msg == f"{tmp_path}/tiny.toml:26: params[1].u32: 4294967296 is not a u32 (0..0xffffffff)"
+
+
+def test_error_in_a_later_buffer_points_at_its_table(tmp_path):
+    msg = _error(tmp_path, GOOD + '\n[[buffers]]\nname = "in"\nwords = 2\ninit = [1]\n')
+    assert msg == f"{tmp_path}/tiny.toml:31: buffers[1].init: 1 word, but words = 2"

@@ -1,0 +1,290 @@
+"""SASS program -> SPIR-V compute shader.
+
+Every thread keeps its own pc and loops over a ``switch (pc)`` whose cases are the program's
+basic blocks (straight-line runs become straight-line code, not one case per instruction).
+
+- free mode (no collective, no barrier): each thread loops on its own pc;
+- turns mode: each turn the workgroup votes the lowest key (pc, waiting threads last), and
+  switches on that *voted* pc, so control flow around the Vulkan barriers stays uniform; the
+  threads at that pc are ``active`` and the others run the same code with writes masked.
+
+The shader's bindings and memory layout are in :mod:`translator.abi`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import abi, schedule
+from .emit_ctx import SpirvCtx
+from .emit_mem import MemoryEmitter
+from .emit_turns import FreeWarp, TurnsWarp
+from .errors import UnsupportedInstruction
+from .ir import Block, Program
+from .spirv import Function, Module
+
+SPECIAL = {"SR_TID.X": ("tid3", 0), "SR_TID.Y": ("tid3", 1), "SR_TID.Z": ("tid3", 2),
+           "SR_CTAID.X": ("cta3", 0), "SR_CTAID.Y": ("cta3", 1), "SR_CTAID.Z": ("cta3", 2)}
+
+
+@dataclass(frozen=True)
+class Shader:
+    """A translated kernel: SPIR-V words and what the dispatcher needs to know about them."""
+    spirv: bytes
+    mode: str
+    block: tuple[int, int, int]
+    shared_bytes: int
+    kernel: str
+    instructions: int
+
+
+class Emitter:
+    """Builds the module for one program and one block shape."""
+
+    def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None):
+        self.program, self.block, self.shared_bytes = program, block, shared_bytes
+        self.mode = mode or program.mode
+        self.nthreads = block[0] * block[1] * block[2]
+        self.m = Module()
+        self.f = Function(self.m)
+        self.const_value: dict[int, object] = {}
+        self._regs: dict[tuple[str, int], int] = {}
+        self.memory = MemoryEmitter(self)
+        self._setup()
+        self.warp = TurnsWarp(self) if self.mode == "turns" else FreeWarp(self)
+
+    # ---------------------------------------------------------------- module set-up
+    def _setup(self) -> None:
+        m, f = self.m, self.f
+        for cap in ("Shader", "Int64"):
+            m.emit("capability", "Capability", {"Shader": 1, "Int64": 11}[cap])
+        m.emit("model", "MemoryModel", 0, 1)
+        u32, bool_ = m.u32(), m.bool()
+        self._track_consts()
+        self.ctrl = m.storage_buffer(0, "ctrl")
+        self.heap = m.storage_buffer(1, "heap")
+        self.sb_u32 = m.pointer("StorageBuffer", u32)
+        v3 = m.vec(u32, 3)
+        self._tid_var = m.builtin("LocalInvocationIndex", u32)
+        self._tid3_var = m.builtin("LocalInvocationId", v3)
+        self._cta3_var = m.builtin("WorkgroupId", v3)
+        self._ngroups_var = m.builtin("NumWorkgroups", v3)
+        self.tid = f.load(u32, self._tid_var)
+        self.tid3 = f.load(v3, self._tid3_var)
+        self.cta3 = f.load(v3, self._cta3_var)
+        ng = f.load(v3, self._ngroups_var)
+        gx, gy = (f.op("CompositeExtract", u32, ng, k) for k in (0, 1))
+        cx, cy, cz = (f.op("CompositeExtract", u32, self.cta3, k) for k in range(3))
+        c = self.k
+        group = f.op("IAdd", u32, cx, f.op("IMul", u32, gx, f.op("IAdd", u32, cy, f.op("IMul", u32, gy, cz))))
+        self.gtid = f.op("IAdd", u32, self.tid, f.op("IMul", u32, group, c(self.nthreads)))
+        self.lane = f.op("BitwiseAnd", u32, self.tid, c(31))
+        self.warp_id = f.op("ShiftRightLogical", u32, self.tid, c(5))
+        self.pc = f.local(u32, "pc", c(self.program.entry))
+        self.next_pc = f.local(u32, "next_pc", c(0))
+        self.exited = f.local(bool_, "exited", m.const_bool(False))
+        self.waiting = f.local(bool_, "waiting", m.const_bool(False))
+        self.bar_result = f.local(u32, "bar_result", c(0))
+        self.steps = f.local(u32, "steps", c(0))
+        self.executed = f.local(u32, "executed", c(0))
+        self.budget = self.ctrl_load(c(abi.BUDGET))
+
+    def _track_consts(self) -> None:
+        """Remember the value behind every constant id, for folding."""
+        original = self.m.const, self.m.const_bool
+
+        def const(t, value):
+            cid = original[0](t, value)
+            self.const_value[cid] = value
+            return cid
+
+        def const_bool(value):
+            cid = original[1](value)
+            self.const_value[cid] = bool(value)
+            return cid
+        self.m.const, self.m.const_bool = const, const_bool
+
+    def k(self, v: int) -> int:
+        return self.m.const(self.m.u32(), v & 0xFFFFFFFF)
+
+    # ---------------------------------------------------------------- state access
+    def reg(self, kind: str, n: int) -> int:
+        key = (kind, n)
+        if key not in self._regs:
+            name = ("R" if kind == "reg" else "UR") + str(n)
+            self._regs[key] = self.f.local(self.m.u32(), name, self.k(0))
+        return self._regs[key]
+
+    def pred(self, kind: str, n: int) -> int:
+        key = (kind, n)
+        if key not in self._regs:
+            name = ("P" if kind == "pred" else "UP") + str(n)
+            self._regs[key] = self.f.local(self.m.bool(), name, self.m.const_bool(False))
+        return self._regs[key]
+
+    def barrier_reg(self, n: int) -> int:
+        return self.reg("B", n)
+
+    def ctrl_ptr(self, index: int) -> int:
+        return self.f.op("AccessChain", self.sb_u32, self.ctrl, self.k(0), index)
+
+    def ctrl_load(self, index: int) -> int:
+        return self.f.load(self.m.u32(), self.ctrl_ptr(index))
+
+    def special(self, name: str, inst) -> int:
+        f, u32 = self.f, self.m.u32()
+        if name in SPECIAL:
+            src, k = SPECIAL[name]
+            return f.op("CompositeExtract", u32, self.tid3 if src == "tid3" else self.cta3, k)
+        lane, one = self.lane, self.k(1)
+        bit = f.op("ShiftLeftLogical", u32, one, lane)
+        masks = {"SR_LANEID": lambda: lane, "SR_EQMASK": lambda: bit,
+                 "SR_LTMASK": lambda: f.op("ISub", u32, bit, one),
+                 "SR_LEMASK": lambda: f.op("BitwiseOr", u32, bit, f.op("ISub", u32, bit, one)),
+                 "SR_GTMASK": lambda: f.op("Not", u32, f.op("BitwiseOr", u32, bit, f.op("ISub", u32, bit, one))),
+                 "SR_GEMASK": lambda: f.op("Not", u32, f.op("ISub", u32, bit, one))}
+        if name not in masks:
+            raise UnsupportedInstruction(f"{inst.where}: special register {name} in '{inst.text}'", inst.opcode)
+        return masks[name]()
+
+    def record_status(self, code: int, cond: int, pc: int, addr_lo=None, addr_hi=None) -> None:
+        """First writer wins: status code, pc, thread and address into the ctrl buffer."""
+        f, u32 = self.f, self.m.u32()
+        with f.if_(cond):
+            old = f.op("AtomicCompareExchange", u32, self.ctrl_ptr(self.k(abi.STATUS)), self.k(1), self.k(0),
+                       self.k(0), self.k(code), self.k(abi.OK))
+            with f.if_(f.op("IEqual", self.m.bool(), old, self.k(abi.OK))):
+                f.store(self.ctrl_ptr(self.k(abi.STATUS_PC)), pc)
+                f.store(self.ctrl_ptr(self.k(abi.STATUS_THREAD)), self.gtid)
+                for index, value in ((abi.STATUS_ADDR_LO, addr_lo), (abi.STATUS_ADDR_HI, addr_hi)):
+                    if value is not None:
+                        f.store(self.ctrl_ptr(self.k(index)), value)
+
+    def exit_threads(self, cond: int) -> None:
+        f, bool_ = self.f, self.m.bool()
+        f.store(self.exited, f.op("LogicalOr", bool_, f.load(bool_, self.exited), cond))
+        self.warp.on_exit(cond)
+
+    # ---------------------------------------------------------------- blocks
+    def emit_block(self, block: Block, active: int) -> None:
+        """The code of one basic block; ``active`` says which threads it moves."""
+        f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
+        self.block_active = active
+        f.store(self.next_pc, self.k(block.end_pc))
+        f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed),
+                                    f.op("Select", u32, active, self.k(len(block.insts)), self.k(0))))
+        for inst in block.insts:
+            en = active
+            if inst.guard is not None:
+                probe = SpirvCtx(self, inst, active)
+                en = probe.band(active, probe.readp(inst.guard))
+            inst.spec.sem(SpirvCtx(self, inst, en), inst)
+        keep = f.op("LogicalAnd", bool_, active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
+        f.store(self.pc, f.op("Select", u32, keep, f.load(u32, self.next_pc), f.load(u32, self.pc)))
+
+    def emit_switch(self, selector: int, active_for) -> None:
+        """``switch (selector)`` over every block; a pc that starts no block is BAD_PC."""
+        f = self.f
+        labels = {pc: self.m.new_id() for pc in self.program.blocks}
+        default, merge = self.m.new_id(), self.m.new_id()
+        f.op("SelectionMerge", None, merge, 0)
+        f.op("Switch", None, selector, default, *[w for pc, lab in labels.items() for w in (pc, lab)])
+        for pc, lab in labels.items():
+            f.label(lab)
+            self.emit_block(self.program.blocks[pc], active_for(pc))
+            f.op("Branch", None, merge)
+        f.label(default)
+        self.record_status(abi.BAD_PC, active_for(None), selector)
+        self.exit_threads(active_for(None))
+        f.op("Branch", None, merge)
+        f.label(merge)
+
+    # ---------------------------------------------------------------- the whole shader
+    def build(self) -> Shader:
+        if self.mode == "turns":
+            self.warp.emit_main()
+        else:
+            self._emit_free_loop()
+        self.f.finish()
+        m = self.m
+        entry_id = self.f.fid
+        m.emit("entry", "EntryPoint", 5, entry_id, "main", m.interface)
+        m.emit("mode", "ExecutionMode", entry_id, 17, *self.block)
+        return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
+                      len(self.program.insts))
+
+    def emit_loop(self, check, body, chunk: int = 16384) -> None:
+        """``while (check()) body();`` as two nested loops of at most ``chunk`` iterations each.
+
+        lavapipe ends any single loop after 65,535 iterations without a word; nesting keeps
+        the step budget, not the driver, in charge of how long a program may run.
+        """
+        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
+        running = f.local(bool_, None, m.const_bool(True))
+        k = f.local(u32)
+        o_head, o_check, o_body, o_cont, o_merge = (m.new_id() for _ in range(5))
+        i_head, i_check, i_body, i_cont, i_merge = (m.new_id() for _ in range(5))
+        f.op("Branch", None, o_head)
+        f.label(o_head)
+        f.op("LoopMerge", None, o_merge, o_cont, 0)
+        f.op("Branch", None, o_check)
+        f.label(o_check)
+        f.store(k, self.k(0))
+        f.op("BranchConditional", None, f.load(bool_, running), o_body, o_merge)
+        f.label(o_body)
+        f.op("Branch", None, i_head)
+        f.label(i_head)
+        f.op("LoopMerge", None, i_merge, i_cont, 0)
+        f.op("Branch", None, i_check)
+        f.label(i_check)
+        more = check()
+        f.store(running, more)
+        go = f.op("LogicalAnd", bool_, more, f.op("ULessThan", bool_, f.load(u32, k), self.k(chunk)))
+        f.op("BranchConditional", None, go, i_body, i_merge)
+        f.label(i_body)
+        body()
+        f.op("Branch", None, i_cont)
+        f.label(i_cont)
+        f.store(k, f.op("IAdd", u32, f.load(u32, k), self.k(1)))
+        f.op("Branch", None, i_head)
+        f.label(i_merge)
+        f.op("Branch", None, o_cont)
+        f.label(o_cont)
+        f.op("Branch", None, o_head)
+        f.label(o_merge)
+
+    def _emit_free_loop(self) -> None:
+        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
+
+        def check():
+            return f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, self.exited)),
+                        f.op("ULessThan", bool_, f.load(u32, self.steps), self.budget))
+
+        def body():
+            self.emit_switch(f.load(u32, self.pc), lambda pc: m.const_bool(True))
+            f.store(self.steps, f.op("IAdd", u32, f.load(u32, self.steps), self.k(1)))
+
+        self.emit_loop(check, body)
+        stuck = f.op("LogicalNot", bool_, f.load(bool_, self.exited))
+        self.record_status(abi.LIVELOCK, stuck, f.load(u32, self.pc))
+        self.add_counters(turns=None)
+
+    def add_counters(self, turns) -> None:
+        f, u32 = self.f, self.m.u32()
+        scope, sem = self.k(1), self.k(0)
+        for index, var in ((abi.STEPS, self.steps), (abi.INSTRUCTIONS, self.executed)):
+            f.op("AtomicIAdd", u32, self.ctrl_ptr(self.k(index)), scope, sem, f.load(u32, var))
+        if turns is not None:
+            with f.if_(f.op("IEqual", self.m.bool(), self.tid, self.k(0))):
+                for index, value in turns:
+                    f.op("AtomicIAdd", u32, self.ctrl_ptr(self.k(index)), scope, sem, value)
+
+
+def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
+              mode: str | None = None) -> Shader:
+    """Translate a program for one block shape; ``mode`` forces "free" or "turns"."""
+    if mode == "free" and program.turns:
+        raise ValueError(f"{program.name} uses collectives or barriers: it cannot run in free mode")
+    return Emitter(program, block, shared_bytes, mode).build()
+
+
+__all__ = ["translate", "Shader", "Emitter", "schedule"]

@@ -1,0 +1,224 @@
+"""The emitter's side of :class:`translator.ctx.Ctx`: each operation emits SPIR-V.
+
+Register writes are predicated (``select(en, new, old)``), so a block's code runs straight
+through for every thread of the workgroup and barriers stay in uniform control flow; only
+memory accesses sit inside ``if (en)``. Operations on constants are folded with the
+interpreter's arithmetic, so both back ends agree on what a constant expression is.
+"""
+from __future__ import annotations
+
+from . import abi
+from .errors import UnsupportedInstruction
+from .interp_ctx import ThreadCtx
+
+_FOLD = ThreadCtx.__new__(ThreadCtx)     # the interpreter's integer arithmetic, for folding
+
+_CMP = {("eq", False): "IEqual", ("ne", False): "INotEqual", ("lt", False): "ULessThan",
+        ("le", False): "ULessThanEqual", ("gt", False): "UGreaterThan", ("ge", False): "UGreaterThanEqual",
+        ("eq", True): "IEqual", ("ne", True): "INotEqual", ("lt", True): "SLessThan",
+        ("le", True): "SLessThanEqual", ("gt", True): "SGreaterThan", ("ge", True): "SGreaterThanEqual"}
+
+
+class SpirvCtx:
+    """Ctx for one instruction of a block, for all threads at once (en = guard and turn)."""
+
+    def __init__(self, e, inst, en):
+        self.e, self.f, self.m, self.inst = e, e.f, e.m, inst
+        self.en = en
+        self.u32, self.u64, self.bool = e.m.u32(), e.m.u64(), e.m.bool()
+        self._active = None
+
+    # ---------------------------------------------------------------- constants and folding
+    def k32(self, v): return self.m.const(self.u32, v & 0xFFFFFFFF)
+    def k64(self, v): return self.m.const(self.u64, v & 0xFFFFFFFFFFFFFFFF)
+    def kb(self, v): return self.m.const_bool(bool(v))
+
+    def _value(self, x):
+        return self.e.const_value.get(x)
+
+    def _op(self, opcode, t, *args, fold=None):
+        if fold is not None:
+            vals = [self._value(a) for a in args]
+            if all(v is not None for v in vals):
+                r = getattr(_FOLD, fold)(*vals)
+                return self.kb(r) if t == self.bool else (self.k64(r) if t == self.u64 else self.k32(r))
+        return self.f.op(opcode, t, *args)
+
+    # ---------------------------------------------------------------- operands
+    def read(self, o):
+        e = self.e
+        if o.kind in ("reg", "ureg"):
+            v = self.k32(0) if o.value == (255 if o.kind == "reg" else 63) else self.f.load(self.u32, e.reg(o.kind, o.value))
+        elif o.kind == "imm":
+            return self.k32(~o.value if o.inv else o.value)
+        elif o.kind == "cbank":
+            v = self._cbank(o, 0)
+        elif o.kind == "sreg":
+            v = e.special(o.name, self.inst)
+        else:
+            raise UnsupportedInstruction(f"{self.inst.where}: operand {o.text} of {self.inst.opcode}", self.inst.opcode)
+        if o.abs:
+            v = self.sel(self.cmp("lt", v, self.k32(0), True), self.sub(self.k32(0), v), v)
+        if o.neg:
+            v = self.sub(self.k32(0), v)
+        if o.inv:
+            v = self.not_(v)
+        return v
+
+    def _cbank(self, o, word):
+        if o.value != 0:
+            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in '{self.inst.text}'",
+                                         self.inst.opcode)
+        index = self.k32(abi.CBANK + o.offset // 4 + word)
+        for base in (o.base, o.uniform_base):
+            if base is not None:
+                index = self.add(index, self.shr(self.read(base), self.k32(2)))
+        return self.e.ctrl_load(index)
+
+    def read64(self, o):
+        if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
+            lo = self.f.load(self.u32, self.e.reg(o.kind, o.value))
+            hi = self.f.load(self.u32, self.e.reg(o.kind, o.value + 1))
+            return self.join(lo, hi)
+        if o.kind == "cbank":
+            return self.join(self._cbank(o, 0), self._cbank(o, 1))
+        if o.kind == "imm":
+            return self.k64(o.value)
+        return self.zext(self.read(o))
+
+    def readp(self, o):
+        if o.value == 7:
+            v = self.kb(True)
+        else:
+            v = self.f.load(self.bool, self.e.pred(o.kind, o.value))
+        return self.bnot(v) if o.inv else v
+
+    def _put(self, var, t, v):
+        if self._value(self.en) is True:
+            self.f.store(var, v)
+        else:
+            self.f.store(var, self.f.op("Select", t, self.en, v, self.f.load(t, var)))
+
+    def write(self, o, v):
+        if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
+            self._put(self.e.reg(o.kind, o.value), self.u32, v)
+
+    def write64(self, o, v):
+        if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
+            self._put(self.e.reg(o.kind, o.value), self.u32, self.lo(v))
+            self._put(self.e.reg(o.kind, o.value + 1), self.u32, self.hi(v))
+
+    def writep(self, o, v):
+        if o.value != 7:
+            self._put(self.e.pred(o.kind, o.value), self.bool, v)
+
+    # ---------------------------------------------------------------- arithmetic
+    def add(self, a, b): return self._op("IAdd", self.u32, a, b, fold="add")
+    def sub(self, a, b): return self._op("ISub", self.u32, a, b, fold="sub")
+    def mul(self, a, b): return self._op("IMul", self.u32, a, b, fold="mul")
+    def and_(self, a, b): return self._op("BitwiseAnd", self.u32, a, b, fold="and_")
+    def or_(self, a, b): return self._op("BitwiseOr", self.u32, a, b, fold="or_")
+    def xor(self, a, b): return self._op("BitwiseXor", self.u32, a, b, fold="xor")
+    def not_(self, a): return self._op("Not", self.u32, a, fold="not_")
+    def popc(self, a): return self._op("BitCount", self.u32, a, fold="popc")
+    def brev(self, a): return self._op("BitReverse", self.u32, a, fold="brev")
+
+    def _shift(self, opcode, fold, t, a, n, width, fill):
+        vals = (self._value(a), self._value(n))
+        if None not in vals:
+            return self._op(opcode, t, a, n, fold=fold)
+        nn = n if t == self.u32 else self.zext(n)
+        masked = self.f.op("BitwiseAnd", t, nn, self.k32(width - 1) if t == self.u32 else self.k64(width - 1))
+        shifted = self.f.op(opcode, t, a, masked)
+        if self._value(n) is not None and self._value(n) < width:
+            return shifted
+        big = self.cmp("ge", n, self.k32(width), False)
+        return self.f.op("Select", t, big, fill(a), shifted)
+
+    def shl(self, a, n): return self._shift("ShiftLeftLogical", "shl", self.u32, a, n, 32, lambda a: self.k32(0))
+    def shr(self, a, n): return self._shift("ShiftRightLogical", "shr", self.u32, a, n, 32, lambda a: self.k32(0))
+
+    def sar(self, a, n):
+        return self._shift("ShiftRightArithmetic", "sar", self.u32, a, n, 32,
+                           lambda a: self.f.op("ShiftRightArithmetic", self.u32, a, self.k32(31)))
+
+    def msb(self, a, signed):
+        if self._value(a) is not None:
+            return self.k32(_FOLD.msb(self._value(a), signed))
+        return self.f.op("ExtInst", self.u32, self.m.glsl(), 74 if signed else 75, a)
+
+    def cmp(self, op, a, b, signed):
+        return self._op(_CMP[(op, signed)], self.bool, a, b, fold=None) if None in (self._value(a), self._value(b)) \
+            else self.kb(_FOLD.cmp(op, self._value(a), self._value(b), signed))
+
+    def sel(self, c, a, b):
+        cv = self._value(c)
+        if cv is not None:
+            return a if cv else b
+        return self.f.op("Select", self.u32, c, a, b)
+
+    def band(self, a, b): return self._op("LogicalAnd", self.bool, a, b, fold="band")
+    def bor(self, a, b): return self._op("LogicalOr", self.bool, a, b, fold="bor")
+    def bxor(self, a, b): return self._op("LogicalNotEqual", self.bool, a, b, fold="bxor")
+    def bnot(self, a): return self._op("LogicalNot", self.bool, a, fold="bnot")
+
+    def selb(self, c, a, b):
+        cv = self._value(c)
+        return (a if cv else b) if cv is not None else self.f.op("Select", self.bool, c, a, b)
+
+    def b2v(self, a): return self.sel(a, self.k32(1), self.k32(0))
+
+    # ---------------------------------------------------------------- 64-bit
+    def zext(self, a): return self._op("UConvert", self.u64, a, fold="zext")
+    def sext(self, a): return self._op("SConvert", self.u64, a, fold="sext")
+    def lo(self, a): return self._op("UConvert", self.u32, a, fold="lo")
+
+    def hi(self, a):
+        if self._value(a) is not None:
+            return self.k32(self._value(a) >> 32)
+        return self.f.op("UConvert", self.u32, self.f.op("ShiftRightLogical", self.u64, a, self.k64(32)))
+
+    def join(self, lo, hi):
+        if None not in (self._value(lo), self._value(hi)):
+            return self.k64(self._value(lo) | self._value(hi) << 32)
+        return self.f.op("BitwiseOr", self.u64, self.zext(lo),
+                         self.f.op("ShiftLeftLogical", self.u64, self.zext(hi), self.k64(32)))
+
+    def add64(self, a, b): return self._op("IAdd", self.u64, a, b, fold="add64")
+    def mul64(self, a, b): return self._op("IMul", self.u64, a, b, fold="mul64")
+    def shl64(self, a, n): return self._shift("ShiftLeftLogical", "shl64", self.u64, a, n, 64, lambda a: self.k64(0))
+    def shr64(self, a, n): return self._shift("ShiftRightLogical", "shr64", self.u64, a, n, 64, lambda a: self.k64(0))
+
+    def sar64(self, a, n):
+        return self._shift("ShiftRightArithmetic", "sar64", self.u64, a, n, 64,
+                           lambda a: self.f.op("ShiftRightArithmetic", self.u64, a, self.k64(63)))
+
+    # ---------------------------------------------------------------- memory, warp, control
+    def load(self, space, addr, nbytes, signed): return self.e.memory.load(self, space, addr, nbytes, signed)
+    def store(self, space, addr, nbytes, values): self.e.memory.store(self, space, addr, nbytes, values)
+
+    def atomic(self, space, op, addr, value, compare, signed):
+        return self.e.memory.atomic(self, space, op, addr, value, compare, signed)
+
+    def active(self): return self.e.warp.active(self)
+    def ballot(self, p): return self.e.warp.ballot(self, p)
+    def shfl(self, mode, value, b, c): return self.e.warp.shfl(self, mode, value, b, c)
+    def match_any(self, value): return self.e.warp.match_any(self, value)
+    def match_all(self, value): return self.e.warp.match_all(self, value)
+    def redux(self, op, value, signed): return self.e.warp.redux(self, op, value, signed)
+
+    def jump(self, target, taken=None):
+        cond = self.en if taken is None else self.band(self.en, taken)
+        var = self.e.next_pc
+        if self._value(cond) is True:
+            self.f.store(var, target)
+        elif self._value(cond) is not False:
+            self.f.store(var, self.f.op("Select", self.u32, cond, target, self.f.load(self.u32, var)))
+
+    def exit(self): self.e.exit_threads(self.en)
+    def bssy(self, barrier): self.e.warp.bssy(self, barrier)
+    def bsync(self, barrier): self.e.warp.bsync(self, barrier)
+    def brk(self, barrier): self.e.warp.brk(self, barrier)
+    def warpsync(self, mask): self.e.warp.warpsync(self, mask)
+    def bar(self, kind, barrier, count, pred): self.e.warp.bar(self, kind, barrier, count, pred)
+    def bar_result(self): return self.f.load(self.u32, self.e.bar_result)

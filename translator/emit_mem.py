@@ -1,0 +1,143 @@
+"""Loads, stores and atomics in the emitted shader, each bounds-checked.
+
+A global address is ``(BUFFER_HI + k) << 32 | BUFFER_LO + offset`` (see :mod:`translator.abi`);
+the buffer table in ``ctrl`` gives buffer k's first heap word and size. An access outside
+every buffer (or outside shared memory) records FAULT with its pc, thread and address, and
+ends the thread; it never touches memory.
+"""
+from __future__ import annotations
+
+from . import abi
+from .errors import UnsupportedInstruction
+
+ATOMIC_OPCODES = {"add": "AtomicIAdd", "and": "AtomicAnd", "or": "AtomicOr", "xor": "AtomicXor",
+                  "exch": "AtomicExchange", ("min", False): "AtomicUMin", ("min", True): "AtomicSMin",
+                  ("max", False): "AtomicUMax", ("max", True): "AtomicSMax"}
+
+
+class MemoryEmitter:
+    def __init__(self, e):
+        self.e, self.m, self.f = e, e.m, e.f
+        u32 = self.m.u32()
+        self.shared_words = max(1, (e.shared_bytes + 3) // 4)
+        arr = self.m.array(u32, self.shared_words)
+        self.smem = self.m.global_var(self.m.pointer("Workgroup", arr), "Workgroup", "shared_mem")
+        self.wg_u32 = self.m.pointer("Workgroup", u32)
+
+    def init_shared(self, cooperative: bool) -> None:
+        """Zero shared memory, each thread a strided share (turns mode: before the first barrier)."""
+        if not cooperative:
+            return
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        i = f.local(u32, "zero_i")
+        f.store(i, e.tid)
+        header, body, cont, merge = (self.m.new_id() for _ in range(4))
+        f.op("Branch", None, header)
+        f.label(header)
+        cur = f.load(u32, i)
+        go = f.op("ULessThan", bool_, cur, e.k(self.shared_words))
+        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("BranchConditional", None, go, body, merge)
+        f.label(body)
+        f.store(f.op("AccessChain", self.wg_u32, self.smem, cur), e.k(0))
+        f.op("Branch", None, cont)
+        f.label(cont)
+        f.store(i, f.op("IAdd", u32, cur, e.k(e.nthreads)))
+        f.op("Branch", None, header)
+        f.label(merge)
+
+    # ---------------------------------------------------------------- addressing
+    def _global(self, x, addr, nbytes):
+        """(in-bounds?, heap word index, bit shift within the word, address lo, address hi)."""
+        e = self.e
+        hi, lo = x.hi(addr), x.lo(addr)
+        k = x.sub(hi, x.k32(abi.BUFFER_HI))
+        off = x.sub(lo, x.k32(abi.BUFFER_LO))
+        in_table = x.cmp("lt", k, x.k32(abi.MAX_BUFFERS), False)
+        kk = x.sel(in_table, k, x.k32(0))
+        base = e.ctrl_load(x.add(x.k32(abi.TABLE), x.shl(kk, x.k32(1))))
+        size = e.ctrl_load(x.add(x.k32(abi.TABLE + 1), x.shl(kk, x.k32(1))))
+        ok = x.band(in_table, self._fits(x, off, size, nbytes))
+        return ok, x.add(base, x.shr(off, x.k32(2))), self._shift(x, off), lo, hi
+
+    def _fits(self, x, off, size, nbytes):
+        room = x.band(x.cmp("ge", size, x.k32(nbytes), False), x.cmp("le", off, x.sub(size, x.k32(nbytes)), False))
+        aligned = x.cmp("eq", x.and_(off, x.k32(min(nbytes, 4) - 1)), x.k32(0), False)
+        return x.band(room, aligned)
+
+    def _shift(self, x, off):
+        return x.shl(x.and_(off, x.k32(3)), x.k32(3))
+
+    def _shared(self, x, addr, nbytes):
+        ok = self._fits(x, addr, x.k32(self.shared_words * 4), nbytes)
+        return ok, x.shr(addr, x.k32(2)), self._shift(x, addr), addr, None
+
+    def _where(self, x, space, addr, nbytes):
+        return self._global(x, addr, nbytes) if space == "global" else self._shared(x, addr, nbytes)
+
+    def _ptr(self, space, index):
+        f = self.f
+        if space == "global":
+            return f.op("AccessChain", self.e.sb_u32, self.e.heap, self.e.k(0), index)
+        return f.op("AccessChain", self.wg_u32, self.smem, index)
+
+    def _guarded(self, x, ok, lo, hi):
+        """(condition for the access, after recording a FAULT for the threads that miss)."""
+        e, f, bool_ = self.e, self.f, self.m.bool()
+        fault = x.band(x.en, x.bnot(ok))
+        if e.const_value.get(fault) is not False:
+            e.record_status(abi.FAULT, fault, e.k(x.inst.pc), lo, hi)
+            e.exit_threads(fault)
+        return x.band(x.en, ok)
+
+    # ---------------------------------------------------------------- operations
+    def load(self, x, space, addr, nbytes, signed):
+        f, u32 = self.f, self.m.u32()
+        ok, index, shift, lo, hi = self._where(x, space, addr, nbytes)
+        cond = self._guarded(x, ok, lo, hi)
+        words = max(1, nbytes // 4)
+        tmps = [f.local(u32) for _ in range(words)]
+        with f.if_(cond):
+            for w, tmp in enumerate(tmps):
+                f.store(tmp, f.load(u32, self._ptr(space, x.add(index, x.k32(w))), volatile=True))
+        values = [f.load(u32, t) for t in tmps]
+        if nbytes >= 4:
+            return values
+        bits = 8 * nbytes
+        v = x.and_(x.shr(values[0], shift), x.k32((1 << bits) - 1))
+        if signed:
+            v = x.sar(x.shl(v, x.k32(32 - bits)), x.k32(32 - bits))
+        return [v]
+
+    def store(self, x, space, addr, nbytes, values):
+        f, u32 = self.f, self.m.u32()
+        ok, index, shift, lo, hi = self._where(x, space, addr, nbytes)
+        cond = self._guarded(x, ok, lo, hi)
+        scope = x.k32(1 if space == "global" else 2)
+        with f.if_(cond):
+            if nbytes >= 4:
+                for w, v in enumerate(values):
+                    f.store(self._ptr(space, x.add(index, x.k32(w))), v, volatile=True)
+            else:
+                mask = x.k32((1 << 8 * nbytes) - 1)
+                ptr = self._ptr(space, index)
+                f.op("AtomicAnd", u32, ptr, scope, x.k32(0), x.not_(x.shl(mask, shift)))
+                f.op("AtomicOr", u32, ptr, scope, x.k32(0), x.shl(x.and_(values[0], mask), shift))
+
+    def atomic(self, x, space, op, addr, value, compare, signed):
+        f, u32 = self.f, self.m.u32()
+        key = op if op in ATOMIC_OPCODES else (op, signed)
+        if op != "cas" and key not in ATOMIC_OPCODES:
+            raise UnsupportedInstruction(f"{x.inst.where}: atomic .{op.upper()} in '{x.inst.text}'", x.inst.opcode)
+        ok, index, _, lo, hi = self._where(x, space, addr, 4)
+        cond = self._guarded(x, ok, lo, hi)
+        scope = x.k32(1 if space == "global" else 2)
+        tmp = f.local(u32)
+        with f.if_(cond):
+            ptr = self._ptr(space, index)
+            if op == "cas":
+                old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(0), x.k32(0), value, compare)
+            else:
+                old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(0), value)
+            f.store(tmp, old)
+        return f.load(u32, tmp)

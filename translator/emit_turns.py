@@ -1,0 +1,312 @@
+"""Turns mode: the turn loop, warp collectives through shared memory, and the waiting
+instructions (BSSY/BSYNC, WARPSYNC, BAR), as :mod:`translator.schedule` decides them.
+
+A warp is 32 threads by local invocation index, whatever the subgroup width. Lanes swap
+values through workgroup memory: each collective writes, passes one workgroup barrier, and
+reads. Slots rotate over three so one barrier per collective suffices (a slot is cleared two
+collectives after its use, when nobody can still read it and before anybody writes it).
+"""
+from __future__ import annotations
+
+from . import abi
+from .errors import UnsupportedInstruction
+from .schedule import NONE_KEY, PC_MASK, WAIT_BIT
+
+BAR_FIELDS = 5          # count, popc, generation, result popc, result count
+
+
+class FreeWarp:
+    """Free mode: no collectives; convergence instructions have nothing to wait for."""
+
+    def __init__(self, e):
+        self.e = e
+
+    def on_exit(self, cond): pass
+    def bssy(self, x, barrier): pass
+    def bsync(self, x, barrier): pass
+    def brk(self, x, barrier): pass
+    def warpsync(self, x, mask): pass
+
+    def _refuse(self, x, *args):
+        raise UnsupportedInstruction(f"{x.inst.where}: {x.inst.opcode} needs turns mode", x.inst.opcode)
+
+    active = ballot = shfl = match_any = match_all = redux = bar = _refuse
+
+
+class TurnsWarp:
+    def __init__(self, e):
+        self.e, self.m, self.f = e, e.m, e.f
+        m, u32 = self.m, self.m.u32()
+        self.warps = (e.nthreads + 31) // 32
+        self.n = self.warps * 32
+        self.wg_u32 = m.pointer("Workgroup", u32)
+        self.arrays = {}
+        for name, size, init in (("vote", 3, NONE_KEY), ("live", 1, e.nthreads), ("exited", self.warps, 0),
+                                 ("wsync", self.warps, 0), ("released", self.warps, 0),
+                                 ("brk", self.warps * 16, 0), ("masks", 3 * self.warps * 2, 0),
+                                 ("vals", 3 * self.n, None), ("bar", 16 * BAR_FIELDS, 0)):
+            var = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_" + name)
+            self.arrays[name] = (var, size, init)
+        f = self.f
+        self.turn = f.local(u32, "turn", e.k(0))
+        self.coll = f.local(u32, "collective", e.k(0))
+        self.nbar = f.local(u32, "barriers", e.k(0))
+        self.my_gen = f.local(u32, "bar_generation", e.k(0))
+        self.bit = f.op("ShiftLeftLogical", u32, e.k(1), e.lane)
+
+    # ---------------------------------------------------------------- helpers
+    def ptr(self, name, index):
+        return self.f.op("AccessChain", self.wg_u32, self.arrays[name][0], index)
+
+    def ld(self, name, index):
+        return self.f.load(self.m.u32(), self.ptr(name, index), volatile=True)
+
+    def st(self, name, index, value):
+        self.f.store(self.ptr(name, index), value, volatile=True)
+
+    def atomic(self, opcode, name, index, value):
+        e = self.e
+        return self.f.op(opcode, self.m.u32(), self.ptr(name, index), e.k(2), e.k(0), value)
+
+    def barrier(self):
+        f, u32 = self.f, self.m.u32()
+        f.barrier()
+        f.store(self.nbar, f.op("IAdd", u32, f.load(u32, self.nbar), self.e.k(1)))
+
+    def _fill(self):
+        """Every thread initialises a strided share of the bookkeeping arrays."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        longest = max(size for _, size, init in self.arrays.values() if init is not None)
+        i = f.local(u32, "fill_i")
+        f.store(i, e.tid)
+        header, body, cont, merge = (self.m.new_id() for _ in range(4))
+        f.op("Branch", None, header)
+        f.label(header)
+        cur = f.load(u32, i)
+        go = f.op("ULessThan", bool_, cur, e.k(longest))
+        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("BranchConditional", None, go, body, merge)
+        f.label(body)
+        for name, (_, size, init) in self.arrays.items():
+            if init is not None:
+                with f.if_(f.op("ULessThan", bool_, cur, e.k(size))):
+                    self.st(name, cur, e.k(init))
+        f.op("Branch", None, cont)
+        f.label(cont)
+        f.store(i, f.op("IAdd", u32, cur, e.k(e.nthreads)))
+        f.op("Branch", None, header)
+        f.label(merge)
+
+    # ---------------------------------------------------------------- the turn loop
+    def emit_main(self) -> None:
+        e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
+        self._fill()
+        e.memory.init_shared(cooperative=True)
+        self.barrier()
+        chosen_var = f.local(u32, "chosen", e.k(NONE_KEY))
+
+        def check():
+            pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
+            key = f.op("Select", u32, exited, e.k(NONE_KEY),
+                       f.op("BitwiseOr", u32, pc, f.op("Select", u32, waiting, e.k(WAIT_BIT), e.k(0))))
+            turn = f.load(u32, self.turn)
+            slot = f.op("UMod", u32, turn, e.k(3))
+            self.atomic("AtomicUMin", "vote", slot, key)
+            self.barrier()
+            chosen = self.ld("vote", slot)
+            f.store(chosen_var, chosen)
+            with f.if_(f.op("IEqual", bool_, e.tid, e.k(0))):
+                self.st("vote", f.op("UMod", u32, f.op("IAdd", u32, turn, e.k(2)), e.k(3)), e.k(NONE_KEY))
+            return f.op("LogicalAnd", bool_, f.op("INotEqual", bool_, chosen, e.k(NONE_KEY)),
+                        f.op("ULessThan", bool_, turn, e.budget))
+
+        def body():
+            cpc = f.op("BitwiseAnd", u32, f.load(u32, chosen_var), e.k(PC_MASK))
+            active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                          f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
+            e.emit_switch(cpc, lambda _pc: active)
+            f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), e.k(1)))
+
+        e.emit_loop(check, body)
+        pending = f.op("INotEqual", bool_, f.load(u32, chosen_var), e.k(NONE_KEY))
+        stuck = f.op("LogicalAnd", bool_, pending, f.op("LogicalNot", bool_, f.load(bool_, e.exited)))
+        e.record_status(abi.LIVELOCK, stuck, f.load(u32, e.pc))
+        e.add_counters(turns=[(abi.TURNS, f.load(u32, self.turn)), (abi.BARRIERS, f.load(u32, self.nbar))])
+
+    def on_exit(self, cond) -> None:
+        e, f = self.e, self.f
+        with f.if_(cond):
+            self.atomic("AtomicIAdd", "live", e.k(0), e.k(0xFFFFFFFF))
+            self.atomic("AtomicOr", "exited", e.warp_id, self.bit)
+
+    # ---------------------------------------------------------------- collectives
+    def _exchange(self, x, en, pred=None, value=None):
+        """One rendezvous: (mask of lanes with en, mask of those with pred, value slot base)."""
+        e, f, u32 = self.e, self.f, self.m.u32()
+        coll = f.load(u32, self.coll)
+        f.store(self.coll, x.add(coll, x.k32(1)))
+        slot = f.op("UMod", u32, coll, e.k(3))
+        mbase = x.add(x.mul(slot, x.k32(2 * self.warps)), x.shl(e.warp_id, x.k32(1)))
+        if e.const_value.get(en) is not False:
+            with f.if_(en):
+                self.atomic("AtomicOr", "masks", mbase, self.bit)
+        if pred is not None:
+            with f.if_(x.band(en, pred)):
+                self.atomic("AtomicOr", "masks", x.add(mbase, x.k32(1)), self.bit)
+        vbase = x.mul(slot, x.k32(self.n))
+        if value is not None:
+            self.st("vals", x.add(vbase, e.tid), value)
+        self.barrier()
+        act = self.ld("masks", mbase)
+        bal = self.ld("masks", x.add(mbase, x.k32(1))) if pred is not None else None
+        old = x.add(x.mul(f.op("UMod", u32, x.add(coll, x.k32(2)), e.k(3)), x.k32(2 * self.warps)),
+                    x.shl(e.warp_id, x.k32(1)))
+        with f.if_(x.cmp("eq", e.lane, x.k32(0), False)):
+            self.st("masks", old, x.k32(0))
+            self.st("masks", x.add(old, x.k32(1)), x.k32(0))
+        return act, bal, vbase
+
+    def active(self, x):
+        if x._active is None:
+            x._active = self._exchange(x, x.en)[0]
+        return x._active
+
+    def ballot(self, x, p):
+        act, bal, _ = self._exchange(x, x.en, pred=p)
+        x._active = act
+        return bal
+
+    def _lane_value(self, x, vbase, lane):
+        """The value lane ``lane`` (an id) of this warp offered; 0 past the block's end."""
+        e = self.e
+        src = x.add(x.shl(e.warp_id, x.k32(5)), lane)
+        exists = x.cmp("lt", src, x.k32(e.nthreads), False)
+        v = self.ld("vals", x.add(vbase, x.sel(exists, src, e.tid)))
+        return x.sel(exists, v, x.k32(0))
+
+    def shfl(self, x, mode, value, b, c):
+        e = self.e
+        _, _, vbase = self._exchange(x, x.en, value=value)
+        lane = e.lane
+        b = x.and_(b, x.k32(31))
+        seg, clamp = x.and_(x.shr(c, x.k32(8)), x.k32(31)), x.and_(c, x.k32(31))
+        max_lane = x.or_(x.and_(lane, seg), x.and_(clamp, x.not_(seg)))
+        if mode == "up":
+            j = x.sub(lane, b)
+            ok = x.cmp("ge", j, max_lane, True)
+        else:
+            j = {"down": lambda: x.add(lane, b), "bfly": lambda: x.xor(lane, b),
+                 "idx": lambda: x.or_(x.and_(lane, seg), x.and_(b, x.not_(seg)))}[mode]()
+            ok = x.cmp("le", j, max_lane, False)
+        got = self._lane_value(x, vbase, x.sel(ok, x.and_(j, x.k32(31)), lane))
+        return x.sel(ok, got, value), ok
+
+    def _per_lane(self, x, value):
+        act, _, vbase = self._exchange(x, x.en, value=value)
+        for lane in range(32):
+            on = x.cmp("ne", x.and_(act, x.k32(1 << lane)), x.k32(0), False)
+            yield lane, on, self._lane_value(x, vbase, x.k32(lane)), act
+
+    def match_any(self, x, value):
+        mask = x.k32(0)
+        for lane, on, v, _ in self._per_lane(x, value):
+            hit = x.band(on, x.cmp("eq", v, value, False))
+            mask = x.or_(mask, x.sel(hit, x.k32(1 << lane), x.k32(0)))
+        return mask
+
+    def match_all(self, x, value):
+        mask, act = x.k32(0), None
+        for lane, on, v, act in self._per_lane(x, value):
+            mask = x.or_(mask, x.sel(x.band(on, x.cmp("eq", v, value, False)), x.k32(1 << lane), x.k32(0)))
+        ok = x.cmp("eq", mask, act, False)
+        return x.sel(ok, act, x.k32(0)), ok
+
+    def redux(self, x, op, value, signed):
+        acc = x.k32({"and": 0xFFFFFFFF, "min": 0x7FFFFFFF if signed else 0xFFFFFFFF,
+                     "max": 0x80000000 if signed else 0}.get(op, 0))
+        combine = {"sum": x.add, "and": x.and_, "or": x.or_, "xor": x.xor,
+                   "min": lambda a, b: x.sel(x.cmp("lt", b, a, signed), b, a),
+                   "max": lambda a, b: x.sel(x.cmp("gt", b, a, signed), b, a)}[op]
+        for _, on, v, _ in self._per_lane(x, value):
+            acc = x.sel(on, combine(acc, v), acc)
+        return acc
+
+    # ---------------------------------------------------------------- convergence and barriers
+    def bssy(self, x, barrier):
+        e, f, u32 = self.e, self.f, self.m.u32()
+        act = self.active(x)
+        var = e.barrier_reg(barrier)
+        f.store(var, f.op("Select", u32, x.en, act, f.load(u32, var)))
+        with f.if_(x.en):
+            self.atomic("AtomicAnd", "brk", x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier)), x.not_(self.bit))
+
+    def brk(self, x, barrier):
+        e, f = self.e, self.f
+        with f.if_(x.en):
+            self.atomic("AtomicOr", "brk", x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier)), self.bit)
+
+    def _settle(self, x, passed):
+        """A waiting instruction's verdict: pass on, or stay at this pc and wait."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        stay = x.band(e.block_active, x.bnot(passed))
+        f.store(e.next_pc, f.op("Select", u32, stay, x.k32(x.inst.pc), f.load(u32, e.next_pc)))
+        f.store(e.waiting, f.op("Select", bool_, e.block_active, stay, f.load(bool_, e.waiting)))
+
+    def bsync(self, x, barrier):
+        e, f, u32 = self.e, self.f, self.m.u32()
+        present = self._exchange(x, e.block_active)[0]
+        gone = x.or_(self.ld("exited", e.warp_id), self.ld("brk", x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier))))
+        missing = x.and_(f.load(u32, e.barrier_reg(barrier)), x.not_(x.or_(present, gone)))
+        self._settle(x, x.bor(x.bnot(x.en), x.cmp("eq", missing, x.k32(0), False)))
+
+    def warpsync(self, x, mask):
+        e, f = self.e, self.f
+        present = self._exchange(x, e.block_active)[0]
+        w = e.warp_id
+        ws, rel = self.ld("wsync", w), self.ld("released", w)
+        mine = x.cmp("ne", x.and_(rel, self.bit), x.k32(0), False)
+        missing = x.and_(mask, x.not_(x.or_(x.or_(present, self.ld("exited", w)), ws)))
+        ok = x.cmp("eq", missing, x.k32(0), False)
+        passed = x.bor(x.bnot(x.en), x.bor(mine, ok))
+        with f.if_(x.band(x.en, mine)):
+            self.atomic("AtomicAnd", "released", w, x.not_(self.bit))
+        with f.if_(x.band(x.en, x.band(x.bnot(mine), ok))):
+            self.atomic("AtomicOr", "released", w, x.and_(x.and_(mask, ws), x.not_(present)))
+        with f.if_(x.band(x.en, x.bnot(passed))):
+            self.atomic("AtomicOr", "wsync", w, self.bit)
+        with f.if_(x.band(x.en, passed)):
+            self.atomic("AtomicAnd", "wsync", w, x.not_(self.bit))
+        self._settle(x, passed)
+
+    def bar(self, x, kind, barrier, count, pred):
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        base = x.mul(x.and_(barrier, x.k32(15)), x.k32(BAR_FIELDS))
+        field = lambda k: x.add(base, x.k32(k))  # noqa: E731
+        arrive = x.band(x.en, x.bnot(f.load(bool_, e.waiting)))
+        with f.if_(arrive):
+            self.atomic("AtomicIAdd", "bar", field(0), x.k32(1))
+            f.store(self.my_gen, self.ld("bar", field(2)))
+        if pred is not None:
+            with f.if_(x.band(arrive, pred)):
+                self.atomic("AtomicIAdd", "bar", field(1), x.k32(1))
+        self.barrier()
+        arrived, gen = self.ld("bar", field(0)), self.ld("bar", field(2))
+        required = count if count is not None else self.ld("live", x.k32(0))
+        release = x.band(x.en, x.cmp("ge", arrived, required, False))
+        self.barrier()
+        with f.if_(release):
+            old = f.op("AtomicCompareExchange", u32, self.ptr("bar", field(2)), e.k(2), e.k(0), e.k(0),
+                       x.add(gen, x.k32(1)), gen)
+            with f.if_(x.cmp("eq", old, gen, False)):
+                self.st("bar", field(3), self.ld("bar", field(1)))
+                self.st("bar", field(4), arrived)
+                self.st("bar", field(0), x.k32(0))
+                self.st("bar", field(1), x.k32(0))
+        self.barrier()
+        moved = x.cmp("ne", self.ld("bar", field(2)), f.load(u32, self.my_gen), False)
+        passed = x.bor(x.bnot(x.en), moved if kind != "arrive" else x.kb(True))
+        popc, total = self.ld("bar", field(3)), self.ld("bar", field(4))
+        result = {"popc": popc, "and": x.b2v(x.cmp("eq", popc, total, False)),
+                  "or": x.b2v(x.cmp("ne", popc, x.k32(0), False))}.get(kind, x.k32(0))
+        f.store(e.bar_result, x.sel(x.band(x.en, passed), result, f.load(u32, e.bar_result)))
+        self._settle(x, passed)

@@ -1,0 +1,243 @@
+"""A small SPIR-V module builder: binary words, sections in the spec's order (§2.4), cached
+type and constant ids, and structured control flow helpers.
+
+Only what the emitter needs; validated by ``spirv-val`` in the tests.
+"""
+from __future__ import annotations
+
+import struct
+from contextlib import contextmanager
+
+# opcodes (SPIR-V 1.3 unified spec, §3.49)
+OP = dict(
+    Name=5, ExtInstImport=11, ExtInst=12, MemoryModel=14, EntryPoint=15, ExecutionMode=16, Capability=17,
+    TypeVoid=19, TypeBool=20, TypeInt=21, TypeVector=23, TypeArray=28, TypeRuntimeArray=29, TypeStruct=30,
+    TypePointer=32, TypeFunction=33, ConstantTrue=41, ConstantFalse=42, Constant=43,
+    Function=54, FunctionEnd=56, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
+    MemberDecorate=72, CompositeExtract=81, UConvert=113, SConvert=114, Bitcast=124,
+    IAdd=128, ISub=130, IMul=132, UDiv=134, UMod=137,
+    LogicalEqual=164, LogicalNotEqual=165, LogicalOr=166, LogicalAnd=167, LogicalNot=168, Select=169,
+    IEqual=170, INotEqual=171, UGreaterThan=172, SGreaterThan=173, UGreaterThanEqual=174,
+    SGreaterThanEqual=175, ULessThan=176, SLessThan=177, ULessThanEqual=178, SLessThanEqual=179,
+    ShiftRightLogical=194, ShiftRightArithmetic=195, ShiftLeftLogical=196, BitwiseOr=197, BitwiseXor=198,
+    BitwiseAnd=199, Not=200, BitReverse=204, BitCount=205, ControlBarrier=224, MemoryBarrier=225,
+    AtomicLoad=227, AtomicStore=228, AtomicExchange=229, AtomicCompareExchange=230,
+    AtomicIAdd=234, AtomicISub=235, AtomicSMin=236, AtomicUMin=237, AtomicSMax=238, AtomicUMax=239,
+    AtomicAnd=240, AtomicOr=241, AtomicXor=242, LoopMerge=246, SelectionMerge=247, Label=248,
+    Branch=249, BranchConditional=250, Switch=251, Return=253,
+    GroupNonUniformElect=333, GroupNonUniformBallot=339, GroupNonUniformUMin=355,
+)
+
+# enumerants
+STORAGE = dict(Input=1, Uniform=2, Workgroup=4, Private=6, Function=7, StorageBuffer=12)
+DECORATION = dict(Block=2, ArrayStride=6, BuiltIn=11, Volatile=21, Coherent=23, Binding=33,
+                  DescriptorSet=34, Offset=35)
+BUILTIN = dict(NumWorkgroups=24, WorkgroupId=26, LocalInvocationId=27, LocalInvocationIndex=29,
+               SubgroupSize=36, SubgroupLocalInvocationId=41)
+CAPABILITY = dict(Shader=1, Int64=11, GroupNonUniform=61, GroupNonUniformArithmetic=63)
+SCOPE_DEVICE, SCOPE_WORKGROUP, SCOPE_SUBGROUP, SCOPE_INVOCATION = 1, 2, 3, 4
+SEM_ACQ_REL, SEM_UNIFORM, SEM_WORKGROUP = 0x8, 0x40, 0x100
+GLSL = dict(FindSMsb=74, FindUMsb=75)
+VOLATILE_ACCESS = 0x1
+VERSION_1_3 = 0x00010300
+
+
+def _string(s: str) -> list[int]:
+    data = s.encode() + b"\0"
+    data += b"\0" * (-len(data) % 4)
+    return list(struct.unpack(f"<{len(data) // 4}I", data))
+
+
+class Module:
+    """A compute module under construction; ``assemble()`` gives the binary."""
+
+    SECTIONS = ("capability", "ext", "import", "model", "entry", "mode", "debug", "annotation", "global", "code")
+
+    def __init__(self):
+        self.bound = 1
+        self.sections: dict[str, list[int]] = {s: [] for s in self.SECTIONS}
+        self._types: dict[tuple, int] = {}
+        self._consts: dict[tuple, int] = {}
+        self.interface: list[int] = []
+        self._glsl: int | None = None
+
+    # ------------------------------------------------------------------ raw emission
+    def new_id(self) -> int:
+        self.bound += 1
+        return self.bound - 1
+
+    def emit(self, section: str, opcode: str, *operands) -> None:
+        words: list[int] = []
+        for o in operands:
+            if isinstance(o, str):
+                words.extend(_string(o))
+            elif isinstance(o, (list, tuple)):
+                words.extend(o)
+            else:
+                words.append(o)
+        self.sections[section].extend([(len(words) + 1) << 16 | OP[opcode], *words])
+
+    def assemble(self) -> bytes:
+        words = [0x07230203, VERSION_1_3, 0, self.bound, 0]
+        for s in self.SECTIONS:
+            words.extend(self.sections[s])
+        return struct.pack(f"<{len(words)}I", *words)
+
+    # ------------------------------------------------------------------ types and constants
+    def _type(self, key: tuple, opcode: str, *operands) -> int:
+        if key not in self._types:
+            tid = self.new_id()
+            self.emit("global", opcode, tid, *operands)
+            self._types[key] = tid
+        return self._types[key]
+
+    def void(self): return self._type(("void",), "TypeVoid")
+    def bool(self): return self._type(("bool",), "TypeBool")
+    def u32(self): return self._type(("int", 32), "TypeInt", 32, 0)
+    def u64(self): return self._type(("int", 64), "TypeInt", 64, 0)
+    def vec(self, elem, n): return self._type(("vec", elem, n), "TypeVector", elem, n)
+    def func_type(self, ret): return self._type(("fn", ret), "TypeFunction", ret)
+    def pointer(self, storage, t): return self._type(("ptr", storage, t), "TypePointer", STORAGE[storage], t)
+
+    def array(self, elem, n, stride=None):
+        key = ("array", elem, n, stride)
+        if key not in self._types:
+            self._types[key] = self._type(key, "TypeArray", elem, self.const(self.u32(), n))
+            if stride:
+                self.decorate(self._types[key], "ArrayStride", stride)
+        return self._types[key]
+
+    def runtime_array(self, elem, stride):
+        key = ("rtarray", elem, stride)
+        if key not in self._types:
+            self._types[key] = self._type(key, "TypeRuntimeArray", elem)
+            self.decorate(self._types[key], "ArrayStride", stride)
+        return self._types[key]
+
+    def const(self, t: int, value: int) -> int:
+        key = ("c", t, value)
+        if key not in self._consts:
+            cid = self.new_id()
+            if t == self.u64():
+                self.emit("global", "Constant", t, cid, value & 0xFFFFFFFF, (value >> 32) & 0xFFFFFFFF)
+            else:
+                self.emit("global", "Constant", t, cid, value & 0xFFFFFFFF)
+            self._consts[key] = cid
+        return self._consts[key]
+
+    def const_bool(self, value: bool) -> int:
+        key = ("b", bool(value))
+        if key not in self._consts:
+            cid = self.new_id()
+            self.emit("global", "ConstantTrue" if value else "ConstantFalse", self.bool(), cid)
+            self._consts[key] = cid
+        return self._consts[key]
+
+    # ------------------------------------------------------------------ globals
+    def decorate(self, target, name, *args):
+        self.emit("annotation", "Decorate", target, DECORATION[name], *args)
+
+    def name(self, target, text):
+        self.emit("debug", "Name", target, text)
+
+    def global_var(self, ptr_type, storage, name=None) -> int:
+        vid = self.new_id()
+        self.emit("global", "Variable", ptr_type, vid, STORAGE[storage])
+        if name:
+            self.name(vid, name)
+        if storage in ("Input", "Output"):      # SPIR-V 1.3: the interface lists only these
+            self.interface.append(vid)
+        return vid
+
+    def storage_buffer(self, binding: int, name: str) -> int:
+        """A ``buffer { uint words[]; }`` at set 0, the given binding."""
+        arr = self.runtime_array(self.u32(), 4)
+        key = ("ssbo-struct",)
+        if key not in self._types:
+            st = self._type(key, "TypeStruct", arr)
+            self.decorate(st, "Block")
+            self.emit("annotation", "MemberDecorate", st, 0, DECORATION["Offset"], 0)
+        st = self._types[key]
+        var = self.global_var(self.pointer("StorageBuffer", st), "StorageBuffer", name)
+        self.decorate(var, "DescriptorSet", 0)
+        self.decorate(var, "Binding", binding)
+        self.decorate(var, "Coherent")
+        return var
+
+    def builtin(self, name: str, t: int) -> int:
+        var = self.global_var(self.pointer("Input", t), "Input", name)
+        self.decorate(var, "BuiltIn", BUILTIN[name])
+        return var
+
+    def glsl(self) -> int:
+        if self._glsl is None:
+            self._glsl = self.new_id()
+            self.emit("import", "ExtInstImport", self._glsl, "GLSL.std.450")
+        return self._glsl
+
+
+class Function:
+    """The body of ``main``: the current block, local variables and structured control flow."""
+
+    def __init__(self, module: Module):
+        self.m = module
+        self.fid = module.new_id()
+        self.locals: list[int] = []
+        self.body: list[int] = []
+        self.entry_label = module.new_id()
+
+    def op(self, opcode: str, result_type: int | None, *operands) -> int | None:
+        words: list[int] = []
+        rid = None
+        if result_type is not None:
+            rid = self.m.new_id()
+            words = [result_type, rid]
+        words.extend(operands)
+        self.body.extend([(len(words) + 1) << 16 | OP[opcode], *words])
+        return rid
+
+    def local(self, t: int, name: str | None = None, init: int | None = None) -> int:
+        vid = self.m.new_id()
+        ptr = self.m.pointer("Function", t)
+        self.locals.extend([(5 if init is not None else 4) << 16 | OP["Variable"], ptr, vid, STORAGE["Function"]]
+                           + ([init] if init is not None else []))
+        if name:
+            self.m.name(vid, name)
+        return vid
+
+    def label(self, lid: int) -> None:
+        self.op("Label", None, lid)
+
+    def load(self, t, ptr, volatile=False):
+        return self.op("Load", t, ptr, VOLATILE_ACCESS) if volatile else self.op("Load", t, ptr)
+
+    def store(self, ptr, value, volatile=False):
+        if volatile:
+            self.op("Store", None, ptr, value, VOLATILE_ACCESS)
+        else:
+            self.op("Store", None, ptr, value)
+
+    @contextmanager
+    def if_(self, cond: int):
+        """``if (cond) { ... }`` as a selection construct."""
+        then, merge = self.m.new_id(), self.m.new_id()
+        self.op("SelectionMerge", None, merge, 0)
+        self.op("BranchConditional", None, cond, then, merge)
+        self.label(then)
+        yield
+        self.op("Branch", None, merge)
+        self.label(merge)
+
+    def barrier(self) -> None:
+        """Workgroup execution and memory barrier over shared and buffer memory."""
+        u32 = self.m.u32()
+        self.op("ControlBarrier", None, self.m.const(u32, SCOPE_WORKGROUP), self.m.const(u32, SCOPE_WORKGROUP),
+                self.m.const(u32, SEM_ACQ_REL | SEM_WORKGROUP | SEM_UNIFORM))
+
+    def finish(self) -> None:
+        """Append the function to the module, with its locals in the entry block."""
+        void = self.m.void()
+        head = [5 << 16 | OP["Function"], void, self.fid, 0, self.m.func_type(void),
+                2 << 16 | OP["Label"], self.entry_label]
+        self.m.sections["code"].extend(head + self.locals + self.body + [1 << 16 | OP["Return"],
+                                                                         1 << 16 | OP["FunctionEnd"]])
