@@ -102,7 +102,10 @@ def _describe_status(prep: Prepared, status: int, words) -> str:
         addr = words[abi.STATUS_ADDR_HI] << 32 | words[abi.STATUS_ADDR_LO]
         return f"{where} at {at}: access at {addr:#x} outside every buffer"
     if status == abi.LIVELOCK:
-        return f"step budget of {prep.budget} spent; {where} still running at {at}"
+        counted = max(words[abi.TURNS], words[abi.STEPS] // max(1, prep.launch.threads_per_block * prep.launch.blocks))
+        why = (f"step budget of {prep.budget} spent" if counted >= prep.budget else
+               f"the driver ended the shader loop after {counted} of {prep.budget} steps")
+        return f"{why}; {where} still running at {at}"
     return f"{where} jumped to {pc:#x}, which starts no instruction block"
 
 

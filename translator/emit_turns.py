@@ -53,6 +53,10 @@ class TurnsWarp:
         self.nbar = f.local(u32, "barriers", e.k(0))
         self.my_gen = f.local(u32, "bar_generation", e.k(0))
         self.bit = f.op("ShiftLeftLogical", u32, e.k(1), e.lane)
+        remaining = f.op("ISub", u32, e.k(e.nthreads), f.op("ShiftLeftLogical", u32, e.warp_id, e.k(5)))
+        partial = f.op("ISub", u32, f.op("ShiftLeftLogical", u32, e.k(1), f.op("BitwiseAnd", u32, remaining, e.k(31))), e.k(1))
+        full = f.op("UGreaterThanEqual", m.bool(), remaining, e.k(32))
+        self.lanes = f.op("Select", u32, full, e.k(0xFFFFFFFF), partial)   # lanes of this warp that exist
 
     # ---------------------------------------------------------------- helpers
     def ptr(self, name, index):
@@ -256,7 +260,7 @@ class TurnsWarp:
         e, f, u32 = self.e, self.f, self.m.u32()
         present = self._exchange(x, e.block_active)[0]
         gone = x.or_(self.ld("exited", e.warp_id), self.ld("brk", x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier))))
-        missing = x.and_(f.load(u32, e.barrier_reg(barrier)), x.not_(x.or_(present, gone)))
+        missing = x.and_(x.and_(f.load(u32, e.barrier_reg(barrier)), self.lanes), x.not_(x.or_(present, gone)))
         self._settle(x, x.bor(x.bnot(x.en), x.cmp("eq", missing, x.k32(0), False)))
 
     def warpsync(self, x, mask):
@@ -265,7 +269,7 @@ class TurnsWarp:
         w = e.warp_id
         ws, rel = self.ld("wsync", w), self.ld("released", w)
         mine = x.cmp("ne", x.and_(rel, self.bit), x.k32(0), False)
-        missing = x.and_(mask, x.not_(x.or_(x.or_(present, self.ld("exited", w)), ws)))
+        missing = x.and_(x.and_(mask, self.lanes), x.not_(x.or_(x.or_(present, self.ld("exited", w)), ws)))
         ok = x.cmp("eq", missing, x.k32(0), False)
         passed = x.bor(x.bnot(x.en), x.bor(mine, ok))
         with f.if_(x.band(x.en, mine)):

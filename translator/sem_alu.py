@@ -75,16 +75,18 @@ def imad(x: Ctx, i):
     a, b = x.read(srcs[0]), x.read(srcs[1])
     signed = "U32" not in i.mods
     ext = x.sext if signed else x.zext
-    if "WIDE" in i.mods:
-        prod = x.mul64(ext(a), ext(b))
-        total = x.add64(prod, x.read64(srcs[2]))
+    if "WIDE" in i.mods:    # 64-bit a*b + c, in halves so the carry out of bit 63 is kept
+        prod, c = x.mul64(ext(a), ext(b)), x.read64(srcs[2])
+        low = x.add64(x.zext(x.lo(prod)), x.zext(x.lo(c)))
         if "X" in i.mods:
-            total = x.add64(total, cin(x, cins, 0))
-        x.write64(dst[0], total)
+            low = x.add64(low, cin(x, cins, 0))
+        high = x.add64(x.add64(x.zext(x.hi(prod)), x.zext(x.hi(c))), x.zext(x.hi(low)))
+        x.write64(dst[0], x.join(x.lo(low), x.lo(high)))
+        if couts:
+            x.writep(couts[0], carry(x, high))
         return
-    if "HI" in i.mods:
-        prod = x.mul64(ext(a), ext(b))
-        total = x.add64(x.zext(x.hi(prod)), _wide(x, srcs[2]))
+    if "HI" in i.mods:      # c is a register pair: hi32(a*b + c64)
+        total = x.zext(x.hi(x.add64(x.mul64(ext(a), ext(b)), x.read64(srcs[2]))))
     else:
         total = x.add64(x.zext(x.mul(a, b)), _wide(x, srcs[2]))
     if "X" in i.mods:
