@@ -32,6 +32,10 @@ class Options:
     timeout_s: float = 60.0         # watchdog per case (the worker is killed past it)
     budget: int | None = None       # step budget override
     mode: str | None = None         # force "free" or "turns"
+    target: str = "harness.engine:worker_run"   # what the worker calls (tests inject failures here)
+
+    def for_worker(self) -> dict:
+        return {"timeout_s": self.timeout_s, "budget": self.budget, "mode": self.mode}
 
 
 def run_case(case: Case, device_id: str, device=None, options: Options | None = None) -> CaseResult:
@@ -114,7 +118,7 @@ def _run_column(cases, column, options: Options, root, repeat: int, progress) ->
     out = []
     with Worker(env, device_id) as worker:
         for case in cases:
-            runs = [_one(worker, case, column, options, root) for _ in range(max(1, repeat))]
+            runs = [run_in_worker(worker, case, device_id, index, options, root) for _ in range(max(1, repeat))]
             result = _fold_repeats(runs)
             if result.subgroup_size is None:
                 result.subgroup_size = subgroup
@@ -124,10 +128,11 @@ def _run_column(cases, column, options: Options, root, repeat: int, progress) ->
     return out
 
 
-def _one(worker, case: Case, column, options: Options, root) -> CaseResult:
-    device_id, index, _, _ = column
-    reply = worker.call("harness.engine:worker_run", str(case.path), root, index, device_id,
-                        options.__dict__, timeout_s=options.timeout_s + 30)
+def run_in_worker(worker, case: Case, device_id: str, index: int | None, options: Options,
+                  root: str | None = None) -> CaseResult:
+    """One cell through a worker: a hang or a crash of the worker becomes TIMEOUT or CRASH."""
+    reply = worker.call(options.target, str(case.path), root, index, device_id,
+                        options.for_worker(), timeout_s=options.timeout_s + 10)
     if reply.ok:
         result = CaseResult.from_json(reply.value)
         if result.status is Status.TIMEOUT:

@@ -1,1 +1,110 @@
-"""pytest plugin entry point (``pytest11``); collection of case files comes with the scoreboard plugin."""
+"""pytest plugin (entry point ``pytest11``): ``pytest cases/`` runs every case on every device.
+
+Each case file becomes one item per device configuration (and one for the CPU reference
+interpreter), named ``cases/vote/x.toml::lavapipe-w8``. Items of a device carry the
+``xdist_group`` mark of that device, so ``-n auto --dist loadgroup`` keeps a device's items
+in one worker process, which keeps that device open. Statuses map to pytest outcomes:
+PASS passes, XFAIL xfails, UNSUPPORTED skips with the opcode, everything else fails with
+the engine's message (``thread 17 (warp 0 lane 17) out[17]: expected 0x5, got 0x7``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .results import Status
+
+_STATE: dict = {}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("warpboard", "warpboard case library")
+    group.addoption("--device", action="append", dest="wb_device", metavar="PATTERN",
+                    help="device id or pattern to run cases on (repeatable; default: all)")
+    group.addoption("--no-interp", action="store_true", dest="wb_no_interp",
+                    help="do not run cases on the CPU reference interpreter")
+    group.addoption("--case-timeout", type=float, default=60.0, dest="wb_timeout",
+                    help="seconds per case before its worker is killed")
+    group.addoption("--expectations", dest="wb_expectations", help="expected-failures file (XFAIL)")
+
+
+def _configs(config):
+    if "configs" not in _STATE:
+        from . import devices
+        patterns = config.getoption("wb_device")
+        found = devices.discover()
+        _STATE["configs"] = devices.select(found, patterns) if patterns and patterns != ["none"] else (
+            [] if patterns == ["none"] else found)
+    return _STATE["configs"]
+
+
+def pytest_collect_file(parent, file_path: Path):
+    if file_path.suffix == ".toml" and "cases" in file_path.parts and file_path.name != "pyproject.toml":
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        from .cases import CaseError, load_case
+        root = next((str(Path(*self.path.parts[:i + 1])) for i, p in enumerate(self.path.parts) if p == "cases"), None)
+        try:
+            case = load_case(self.path, root)
+        except CaseError as exc:
+            raise self.CollectError(str(exc)) from None
+        columns = [(c.id, c) for c in _configs(self.config)]
+        if not self.config.getoption("wb_no_interp"):
+            columns.append(("interp", None))
+        for device_id, cfg in columns:
+            item = CaseItem.from_parent(self, name=device_id, case=case, device=cfg, device_id=device_id)
+            item.add_marker(pytest.mark.xdist_group(device_id))
+            yield item
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case, device, device_id, **kwargs):
+        super().__init__(**kwargs)
+        self.case, self.device, self.device_id = case, device, device_id
+
+    def runtest(self):
+        from . import engine
+        from .expectations import load_expectations
+        from .worker import Worker
+        workers = _STATE.setdefault("workers", {})
+        if self.device_id not in workers:
+            workers[self.device_id] = Worker(self.device.env if self.device else {}, self.device_id)
+        options = engine.Options(timeout_s=self.config.getoption("wb_timeout"))
+        result = engine.run_in_worker(workers[self.device_id], self.case, self.device_id,
+                                      self.device.index if self.device else None, options)
+        path = self.config.getoption("wb_expectations")
+        expected_fail = path and (self.case.id, self.device_id) in load_expectations(path)
+        from .results import apply_expectation
+        status = apply_expectation(result.status, bool(expected_fail))
+        self.user_properties.append(("status", status.value))
+        if status is Status.PASS:
+            return
+        if status is Status.XFAIL:
+            pytest.xfail(result.message)
+        if status is Status.UNSUPPORTED:
+            pytest.skip(f"UNSUPPORTED: {result.message}")
+        raise CaseFailure(status, result.message)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, CaseFailure):
+            status, message = excinfo.value.args
+            return f"{status.value}: {self.case.id} on {self.device_id}\n{message}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.case.id}::{self.device_id}"
+
+
+class CaseFailure(Exception):
+    """A cell that is not PASS: its status and the engine's message."""
+
+
+def pytest_sessionfinish(session):
+    for worker in _STATE.pop("workers", {}).values():
+        worker.close()
+
