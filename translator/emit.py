@@ -83,6 +83,7 @@ class Emitter:
         self.next_pc = f.local(u32, "next_pc", c(0))
         self.exited = f.local(bool_, "exited", m.const_bool(False))
         self.waiting = f.local(bool_, "waiting", m.const_bool(False))
+        self.yielded = f.local(bool_, "yielded", m.const_bool(False))
         self.bar_result = f.local(u32, "bar_result", c(0))
         self.steps = f.local(u32, "steps", c(0))
         self.executed = f.local(u32, "executed", c(0))
@@ -179,7 +180,10 @@ class Emitter:
                 en = probe.band(active, probe.readp(inst.guard))
             inst.spec.sem(SpirvCtx(self, inst, en), inst)
         keep = f.op("LogicalAnd", bool_, active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
-        f.store(self.pc, f.op("Select", u32, keep, f.load(u32, self.next_pc), f.load(u32, self.pc)))
+        new_pc = f.load(u32, self.next_pc)
+        f.store(self.pc, f.op("Select", u32, keep, new_pc, f.load(u32, self.pc)))
+        back = f.op("LogicalAnd", bool_, keep, f.op("ULessThanEqual", bool_, new_pc, self.k(block.pc)))
+        f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
     def emit_switch(self, selector: int, active_for) -> None:
         """``switch (selector)`` over every block; a pc that starts no block is BAD_PC."""

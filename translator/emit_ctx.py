@@ -216,6 +216,10 @@ class SpirvCtx:
             self.f.store(var, self.f.op("Select", self.u32, cond, target, self.f.load(self.u32, var)))
 
     def exit(self): self.e.exit_threads(self.en)
+
+    def yield_(self):
+        f, bool_ = self.f, self.bool
+        f.store(self.e.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.e.yielded), self.en))
     def bssy(self, barrier): self.e.warp.bssy(self, barrier)
     def bsync(self, barrier): self.e.warp.bsync(self, barrier)
     def brk(self, barrier): self.e.warp.brk(self, barrier)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import abi
 from .errors import UnsupportedInstruction
-from .schedule import NONE_KEY, PC_MASK, WAIT_BIT
+from .schedule import NONE_KEY, PC_MASK, WAIT_BIT, YIELD_BIT
 
 BAR_FIELDS = 5          # count, popc, generation, result popc, result count
 
@@ -111,14 +111,18 @@ class TurnsWarp:
 
         def check():
             pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
-            key = f.op("Select", u32, exited, e.k(NONE_KEY),
-                       f.op("BitwiseOr", u32, pc, f.op("Select", u32, waiting, e.k(WAIT_BIT), e.k(0))))
+            yielded = f.load(bool_, e.yielded)
+            rank = f.op("Select", u32, waiting, e.k(WAIT_BIT), f.op("Select", u32, yielded, e.k(YIELD_BIT), e.k(0)))
+            key = f.op("Select", u32, exited, e.k(NONE_KEY), f.op("BitwiseOr", u32, pc, rank))
             turn = f.load(u32, self.turn)
             slot = f.op("UMod", u32, turn, e.k(3))
             self.atomic("AtomicUMin", "vote", slot, key)
             self.barrier()
             chosen = self.ld("vote", slot)
             f.store(chosen_var, chosen)
+            round_over = f.op("INotEqual", bool_, f.op("BitwiseAnd", u32, chosen, e.k(YIELD_BIT)), e.k(0))
+            f.store(e.yielded, f.op("LogicalAnd", bool_, f.load(bool_, e.yielded),
+                                    f.op("LogicalNot", bool_, round_over)))
             with f.if_(f.op("IEqual", bool_, e.tid, e.k(0))):
                 self.st("vote", f.op("UMod", u32, f.op("IAdd", u32, turn, e.k(2)), e.k(3)), e.k(NONE_KEY))
             return f.op("LogicalAnd", bool_, f.op("INotEqual", bool_, chosen, e.k(NONE_KEY)),

@@ -117,6 +117,7 @@ class Interpreter:
             if not t.exited:
                 t.pc = t.new_pc if t.new_pc is not None else block.end_pc
             t.waiting = False
+            schedule.after_block(t, block)
 
     def execute(self, cta: Cta, inst: Inst, parts: list[Thread]) -> None:
         oracle = None

@@ -33,6 +33,7 @@ class Thread:
     b: list[int] = field(default_factory=lambda: [0] * 16)
     exited: bool = False
     waiting: bool = False
+    yielded: bool = False
     bar_gen: int = 0
     bar_result: int = 0
     new_pc: int | None = None
@@ -363,6 +364,10 @@ class ThreadCtx:
         if self.en and not self.gather:
             key = (self.t.warp, barrier)
             self.cta.brk[key] = self.cta.brk.get(key, 0) | 1 << self.t.lane
+
+    def yield_(self):
+        if self.en:
+            self.t.yielded = True
 
     def bsync(self, barrier): self.request = ("bsync", barrier)
     def warpsync(self, mask): self.request = ("warpsync", mask)

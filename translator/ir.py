@@ -57,12 +57,31 @@ class Program:
 
     @property
     def turns(self) -> bool:
-        """Whether the program must run in turns (it has a collective or a barrier)."""
-        return any(i.spec.turns for i in self.insts)
+        """Whether the program must run in turns: it has a collective or a barrier, or a
+        thread may wait on another (a spin loop), which needs the fair turn order."""
+        return any(i.spec.turns for i in self.insts) or self.may_spin
+
+    @property
+    def may_spin(self) -> bool:
+        """A YIELD/NANOSLEEP, or a loop that re-reads memory another thread may write:
+        shared loads, strong (volatile) global loads or atomics between a backward branch
+        and its target."""
+        if any(i.base in ("YIELD", "NANOSLEEP") for i in self.insts):
+            return True
+        for branch in self.insts:
+            if branch.base == "BRA" and branch.target is not None and branch.target <= branch.pc:
+                body = (i for i in self.insts if branch.target <= i.pc <= branch.pc)
+                if any(_rereads_memory(i) for i in body):
+                    return True
+        return False
 
     @property
     def mode(self) -> str:
         return "turns" if self.turns else "free"
+
+
+def _rereads_memory(i: "Inst") -> bool:
+    return i.base in ("LDS", "ATOMS", "ATOMG", "ATOM") or (i.base in ("LDG", "LD") and "STRONG" in i.mods)
 
 
 def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:

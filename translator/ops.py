@@ -90,9 +90,10 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("WARPSYNC", warp.warpsync, "sync", {"ALL", "EXCLUSIVE"}, True),
     _t("BAR", warp.bar, "sync", {"SYNC", "DEFER_BLOCKING", "ARV", "RED", "POPC", "AND", "OR"}, True),
     _t("B2R", warp.b2r, "alu", {"RESULT"}, True),
+    _t("YIELD", warp.yield_, "alu"), _t("NANOSLEEP", warp.yield_, "alu", {"SYNCS"}),
     # no effect on results
     *(_t(n, alu.nop, "nop", _MEMORY | {"SC", "ALL", "IVALL", "IVALLP", "WB"}) for n in (
-        "NOP", "YIELD", "NANOSLEEP", "MEMBAR", "ERRBAR", "CCTL", "DEPBAR", "FENCE", "CGAERRBAR")),
+        "NOP", "MEMBAR", "ERRBAR", "CCTL", "DEPBAR", "FENCE", "CGAERRBAR")),
 ]}
 
 

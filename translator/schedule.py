@@ -1,11 +1,20 @@
 """The turn rule, and what the instructions that wait (BSYNC, WARPSYNC, BAR) decide.
 
 Every turn, each thread that has not exited offers a key: its pc, with WAIT_BIT set when its
-last attempt to pass a waiting instruction failed. The workgroup picks the lowest key; the
-threads at that pc (waiting or not) run their block. So convergent code keeps the seed
-design's lowest-pc-first order, and a thread blocked at a barrier lets every running thread
-move before it looks again. If only waiting threads remain and none can pass, the same key
-wins forever: the step budget ends it as LIVELOCK, naming the pcs.
+last attempt to pass a waiting instruction failed, or YIELD_BIT set when it has yielded
+(taken a backward branch or executed YIELD) in this round. The workgroup picks the lowest
+key; the threads at that pc (waiting, yielded or not) run their block. So:
+
+- convergent code without loops keeps the seed design's lowest-pc-first order;
+- a thread blocked at a barrier lets every running thread move before it looks again;
+- a thread that loops back yields until every other running thread has looped back too,
+  waits or exits; then the round ends and all priorities reset. Every thread that can run
+  therefore runs in every round (a round ends only when all of them have moved), so a
+  spinner placed before its producer no longer starves it: starvation-free within the step
+  budget, which is what Volta's independent thread scheduling promises CUDA code.
+
+If only waiting threads remain and none can pass, the same key wins forever: the step
+budget ends it as LIVELOCK, naming the pcs.
 
 The interpreter uses these functions directly; the SPIR-V emitter (:mod:`translator.emit_turns`)
 emits the same decisions.
@@ -21,14 +30,36 @@ emits the same decisions.
 from __future__ import annotations
 
 WAIT_BIT = 1 << 30
-PC_MASK = WAIT_BIT - 1
+YIELD_BIT = 1 << 29
+PC_MASK = YIELD_BIT - 1
 NONE_KEY = 0xFFFFFFFF
 
 
+def key(t) -> int:
+    """A thread's bid for the next turn: running < yielded < waiting, then the lowest pc."""
+    return t.pc | (WAIT_BIT if t.waiting else YIELD_BIT if t.yielded else 0)
+
+
 def pick(threads) -> int | None:
-    """The lowest key among the threads still running, or None when all have exited."""
-    keys = [(WAIT_BIT if t.waiting else 0) | t.pc for t in threads if not t.exited]
-    return min(keys) if keys else None
+    """The lowest key among the threads still running, or None when all have exited.
+
+    When the winner has yielded, every thread still running has yielded or waits: the
+    round is over, and every thread gets its priority back.
+    """
+    keys = [key(t) for t in threads if not t.exited]
+    if not keys:
+        return None
+    chosen = min(keys)
+    if chosen & YIELD_BIT:
+        for t in threads:
+            t.yielded = False
+    return chosen
+
+
+def after_block(t, block) -> None:
+    """A thread that branched back (to its block or before) yields its priority."""
+    if not t.exited and t.pc <= block.pc:
+        t.yielded = True
 
 
 def _advance(t, inst) -> None:

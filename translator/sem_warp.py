@@ -87,6 +87,11 @@ def exit_(x: Ctx, i):
     x.exit()
 
 
+def yield_(x: Ctx, i):
+    """YIELD and NANOSLEEP: a hint to let the other threads move (see translator.schedule)."""
+    x.yield_()
+
+
 def bssy(x: Ctx, i):
     x.bssy(i.ops[0].value)
 
