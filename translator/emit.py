@@ -48,6 +48,8 @@ class Emitter:
         self.f = Function(self.m)
         self.const_value: dict[int, object] = {}
         self._regs: dict[tuple[str, int], int] = {}
+        self._values: dict[tuple[str, int], int] = {}     # register -> SSA value within a block
+        self._dirty: set[tuple[str, int]] = set()
         self.memory = MemoryEmitter(self)
         self._setup()
         self.warp = TurnsWarp(self) if self.mode == "turns" else FreeWarp(self)
@@ -122,6 +124,26 @@ class Emitter:
             self._regs[key] = self.f.local(self.m.bool(), name, self.m.const_bool(False))
         return self._regs[key]
 
+    def get(self, kind: str, n: int) -> int:
+        """A register's current value in this block (loaded from its variable once)."""
+        key = (kind, n)
+        if key not in self._values:
+            var = self.pred(kind, n) if kind in ("pred", "upred") else self.reg(kind, n)
+            t = self.m.bool() if kind in ("pred", "upred") else self.m.u32()
+            self._values[key] = self.f.load(t, var)
+        return self._values[key]
+
+    def set(self, kind: str, n: int, value: int) -> None:
+        self._values[(kind, n)] = value
+        self._dirty.add((kind, n))
+
+    def flush(self) -> None:
+        """Store the registers this block wrote back to their variables."""
+        for kind, n in sorted(self._dirty):
+            var = self.pred(kind, n) if kind in ("pred", "upred") else self.reg(kind, n)
+            self.f.store(var, self._values[(kind, n)])
+        self._values, self._dirty = {}, set()
+
     def barrier_reg(self, n: int) -> int:
         return self.reg("B", n)
 
@@ -170,6 +192,7 @@ class Emitter:
         """The code of one basic block; ``active`` says which threads it moves."""
         f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
         self.block_active = active
+        self._values, self._dirty = {}, set()
         f.store(self.next_pc, self.k(block.end_pc))
         f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed),
                                     f.op("Select", u32, active, self.k(len(block.insts)), self.k(0))))
@@ -179,6 +202,7 @@ class Emitter:
                 probe = SpirvCtx(self, inst, active)
                 en = probe.band(active, probe.readp(inst.guard))
             inst.spec.sem(SpirvCtx(self, inst, en), inst)
+        self.flush()
         keep = f.op("LogicalAnd", bool_, active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
         new_pc = f.load(u32, self.next_pc)
         f.store(self.pc, f.op("Select", u32, keep, new_pc, f.load(u32, self.pc)))

@@ -48,7 +48,7 @@ class SpirvCtx:
     def read(self, o):
         e = self.e
         if o.kind in ("reg", "ureg"):
-            v = self.k32(0) if o.value == (255 if o.kind == "reg" else 63) else self.f.load(self.u32, e.reg(o.kind, o.value))
+            v = self.k32(0) if o.value == (255 if o.kind == "reg" else 63) else e.get(o.kind, o.value)
         elif o.kind == "imm":
             return self.k32(~o.value if o.inv else o.value)
         elif o.kind == "cbank":
@@ -77,9 +77,7 @@ class SpirvCtx:
 
     def read64(self, o):
         if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
-            lo = self.f.load(self.u32, self.e.reg(o.kind, o.value))
-            hi = self.f.load(self.u32, self.e.reg(o.kind, o.value + 1))
-            return self.join(lo, hi)
+            return self.join(self.e.get(o.kind, o.value), self.e.get(o.kind, o.value + 1))
         if o.kind == "cbank":
             return self.join(self._cbank(o, 0), self._cbank(o, 1))
         if o.kind == "imm":
@@ -87,30 +85,29 @@ class SpirvCtx:
         return self.zext(self.read(o))
 
     def readp(self, o):
-        if o.value == 7:
-            v = self.kb(True)
-        else:
-            v = self.f.load(self.bool, self.e.pred(o.kind, o.value))
+        v = self.kb(True) if o.value == 7 else self.e.get(o.kind, o.value)
         return self.bnot(v) if o.inv else v
 
-    def _put(self, var, t, v):
-        if self._value(self.en) is True:
-            self.f.store(var, v)
-        else:
-            self.f.store(var, self.f.op("Select", t, self.en, v, self.f.load(t, var)))
+    def _put(self, kind, n, t, v):
+        """Masked write: the new value where ``en``, the old one elsewhere (kept in SSA)."""
+        if self._value(self.en) is not True:
+            if self._value(self.en) is False:
+                return
+            v = self.f.op("Select", t, self.en, v, self.e.get(kind, n))
+        self.e.set(kind, n, v)
 
     def write(self, o, v):
         if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
-            self._put(self.e.reg(o.kind, o.value), self.u32, v)
+            self._put(o.kind, o.value, self.u32, v)
 
     def write64(self, o, v):
         if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
-            self._put(self.e.reg(o.kind, o.value), self.u32, self.lo(v))
-            self._put(self.e.reg(o.kind, o.value + 1), self.u32, self.hi(v))
+            self._put(o.kind, o.value, self.u32, self.lo(v))
+            self._put(o.kind, o.value + 1, self.u32, self.hi(v))
 
     def writep(self, o, v):
         if o.value != 7:
-            self._put(self.e.pred(o.kind, o.value), self.bool, v)
+            self._put(o.kind, o.value, self.bool, v)
 
     # ---------------------------------------------------------------- arithmetic
     def add(self, a, b): return self._op("IAdd", self.u32, a, b, fold="add")

@@ -1,0 +1,166 @@
+"""``warpboard bench``: what taking turns costs, per case and device, as JSON.
+
+For every case of the library (and the divergent-loop kernels of ``bench/kernels.toml``) on
+every selected device it measures, over several repetitions (median, min, max): translate
+time, pipeline-creation time, dispatch time, and from the shader's own counters the SASS
+instructions executed per thread, turns and workgroup barriers. Collective-free programs run
+in both free and turns mode, which gives the overhead of taking turns. Each device runs in
+its own worker process, like the scoreboard.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import struct
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parents[1] / "bench"
+TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wall_s": 60.0,
+           "translate_instructions_per_s": 50000.0}
+
+
+def spread(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def bench_cases(blocks: int | None) -> list:
+    """The benchmark kernels as cases; ``blocks`` shrinks the grid (the checksum then is not checked)."""
+    from .cases import BufferSpec, Case, Param
+    manifest = tomllib.loads((BENCH_DIR / "kernels.toml").read_text())
+    cases = []
+    for k in manifest["kernel"]:
+        listing = BENCH_DIR / k["listing"]
+        grid = blocks or k["grid"]
+        words = grid * k["block"]
+        cases.append(Case(
+            id=f"bench/{k['name']}", path=BENCH_DIR / "kernels.toml", name=k["name"], summary="", tags=("bench",),
+            kernel=k["name"], listing_text=listing.read_text(), listing_path=listing, listing_line=1, source=None,
+            grid=(grid, 1, 1), block=(k["block"], 1, 1), shared_bytes=0, step_budget=None,
+            buffers=(BufferSpec("out", words, (0,) * words, None),), params=(Param("buffer", "out"),),
+            provenance={"checksum": k["checksum"] if grid == k["grid"] else None,
+                        "native_h200_ms": k["native_h200_ms"]}))
+    return cases
+
+
+def measure(device, case, mode: str | None, repeat: int) -> dict:
+    """One case in one mode on an open device: timings, counters, and the output checksum."""
+    from .dispatch import prepare, run_vulkan, translate_case
+    prep = prepare(case)
+    translate_s, shader = [], None
+    for _ in range(repeat):
+        shader, seconds = translate_case(prep, mode)
+        translate_s.append(seconds)
+    dispatch, pipeline, raw = [], [], None
+    for _ in range(repeat + 1):
+        raw = run_vulkan(device, prep, shader)
+        pipeline.append(raw.timings.get("pipeline_s", 0.0))
+        dispatch.append(raw.timings.get("dispatch_s", raw.timings["run_s"]))
+    threads = case.total_threads
+    c = raw.counters
+    per_thread = c["instructions"] / threads
+    row = {"case": case.id, "mode": shader.mode, "outcome": raw.outcome,
+           "sass_instructions": len(prep.program.insts), "translate_s": spread(translate_s),
+           "pipeline_s": pipeline[0], "first_dispatch_s": dispatch[0], "dispatch_s": spread(dispatch[1:]),
+           "instructions_per_thread": per_thread, "turns": c["turns"], "barriers": c["barriers"],
+           "barriers_per_instruction": c["barriers"] / max(1e-9, per_thread * case.num_blocks),
+           "checksum": sum(struct.unpack(f"<{len(raw.buffers[0]) // 4}I", raw.buffers[0])) if raw.buffers else None}
+    expected = case.provenance.get("checksum")
+    if expected is not None:
+        row["checksum_ok"] = row["checksum"] == expected
+    return row
+
+
+def device_rows(device_index: int, device_id: str, case_paths: list[str], root: str, repeat: int,
+                bench_blocks: int | None) -> dict:
+    """Worker target: every case (both modes where it can run free) on this process's device."""
+    from .cases import load_case
+    from .worker import cached_device
+    device = cached_device(device_index)
+    cases = [load_case(p, root) for p in case_paths] + bench_cases(bench_blocks)
+    rows, start = [], time.perf_counter()
+    for case in cases:
+        modes = [None]
+        try:
+            from .dispatch import prepare
+            if not prepare(case).program.turns:
+                modes = ["free", "turns"]
+        except Exception:  # noqa: BLE001 - unsupported cases are listed as such below
+            pass
+        for mode in modes:
+            try:
+                rows.append({"device": device_id, **measure(device, case, mode, repeat)})
+            except Exception as exc:  # noqa: BLE001
+                rows.append({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}"})
+    return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
+
+
+def summarise(rows: list[dict], walls: dict[str, float]) -> dict:
+    """The figures the targets speak of, over the library rows."""
+    ok = [r for r in rows if "error" not in r and r["outcome"] == "ok"]
+    library = [r for r in ok if not r["case"].startswith("bench/")]
+    ratios = {}
+    for r in ok:
+        if r["mode"] == "turns":
+            free = next((f for f in ok if f["case"] == r["case"] and f["device"] == r["device"] and f["mode"] == "free"), None)
+            if free:
+                ratios.setdefault(r["device"], []).append(
+                    (r["case"], r["dispatch_s"]["median"] / max(1e-9, free["dispatch_s"]["median"])))
+    turns_rows = [r for r in library if r["mode"] == "turns"]
+    instr = sum(r["instructions_per_thread"] for r in turns_rows)
+    translated = sum(r["sass_instructions"] for r in library)
+    seconds = sum(r["translate_s"]["median"] for r in library)
+    return {
+        "turns_over_free": {d: {"median": statistics.median(v for _, v in vs), "max": max(v for _, v in vs),
+                                "cases": dict(vs)} for d, vs in ratios.items()},
+        "barriers_per_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, instr),
+        "translate_instructions_per_s": translated / max(1e-9, seconds),
+        "device_wall_s": walls,
+        "targets": TARGETS,
+    }
+
+
+def main(argv: list[str]) -> int:
+    from . import devices
+    from .cases import discover_cases
+    from .worker import Worker
+    p = argparse.ArgumentParser(prog="warpboard bench", description=__doc__.splitlines()[0])
+    p.add_argument("cases", nargs="*", help="case ids or patterns (default: every case)")
+    p.add_argument("--root", default="cases")
+    p.add_argument("--device", action="append", help="device id or pattern (default: all)")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--bench-blocks", type=int, help="grid of the bench kernels (default: full on GPUs, 16 on CPU devices)")
+    p.add_argument("-o", "--output", default="reports/out/bench.json")
+    args = p.parse_args(argv)
+    cases = discover_cases(args.root, args.cases or None)
+    configs = devices.select(devices.discover(), args.device)
+    doc = {"version": 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "devices": [{"id": c.id, "name": c.info.name, "driver_info": c.info.driver_info,
+                        "subgroup_size": c.info.subgroup_size} for c in configs], "rows": []}
+    walls = {}
+    for config in configs:
+        blocks = args.bench_blocks or (16 if config.info.device_type == "cpu" else None)
+        with Worker(config.env, config.id) as worker:
+            reply = worker.call("harness.bench:device_rows", config.index, config.id, [str(c.path) for c in cases],
+                                args.root, args.repeat, blocks, timeout_s=3600)
+        if not reply.ok:
+            print(f"{config.id}: {reply.describe()}\n{reply.traceback or ''}{reply.stderr_tail}", file=sys.stderr)
+            continue
+        doc["rows"].extend(reply.value["rows"])
+        walls[config.id] = reply.value["wall_s"]
+    doc["summary"] = summarise(doc["rows"], walls)
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(json.dumps(doc, indent=1))
+    print(json.dumps(doc["summary"], indent=1, default=str)[:4000])
+    for r in doc["rows"]:
+        if r["case"].startswith("bench/") and "error" not in r:
+            print(f"{r['device']:14s} {r['case']:24s} {r['mode']:5s} dispatch {r['dispatch_s']['median'] * 1000:9.2f} ms"
+                  f"  turns {r['turns']:8d}  barriers/instr {r['barriers_per_instruction']:.3f}"
+                  f"  checksum {'ok' if r.get('checksum_ok') else r.get('checksum_ok', 'n/a')}")
+    return 0
+
+
+__all__ = ["main", "measure", "summarise", "bench_cases"]
