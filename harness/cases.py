@@ -23,7 +23,7 @@ except ModuleNotFoundError:  # python < 3.11
 DEFAULT_SHARED_BYTES = 16384
 MAX_SHARED_BYTES = 101376        # 99 KiB: the most shared memory one sm_86 block can have
 MAX_BLOCK_THREADS = 1024
-PROVENANCE_KINDS = ("chip", "derived")
+PROVENANCE_KINDS = ("chip", "derived", "pending")
 
 TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
             "step_budget", "provenance", "launch", "buffers", "params")
@@ -323,6 +323,8 @@ def load_case(path: str | Path, root: str | Path | None = None) -> Case:
     provenance = _provenance(loc, top.table_("provenance"))
     grid, block, shared = _launch(loc, top.table_("launch"))
     buffers = _buffers(loc, top.tables("buffers"))
+    if provenance["expected"] == "pending":
+        _check_pending(loc, source, buffers)
     params = tuple(_param(loc, t, i, buffers)
                    for i, t in enumerate(top.tables("params", required=False)))
     return Case(id=_case_id(path, root), path=path, name=name, summary=summary, tags=tags,
@@ -509,12 +511,25 @@ def _provenance(loc: _Locator, data: dict) -> dict:
     c.only(PROVENANCE_KEYS)
     kind = c.string("expected")
     if kind not in PROVENANCE_KINDS:
-        raise c.err("expected", f"provenance.expected: must be \"chip\" or \"derived\", "
-                                f"got {kind!r}")
+        raise c.err("expected", f"provenance.expected: must be \"chip\", \"derived\" or "
+                                f"\"pending\", got {kind!r}")
     c.string("listing")
-    needed = "recorded_on" if kind == "chip" else "derivation"
-    if not c.string(needed, required=False):
+    needed = {"chip": "recorded_on", "derived": "derivation"}.get(kind)
+    if needed and not c.string(needed, required=False):
         raise c.err(None, f"provenance.{needed}: required when expected = \"{kind}\"")
     c.string("recorded_on", required=False)
     c.string("derivation", required=False)
     return dict(data)
+
+
+def _check_pending(loc: _Locator, source: Path | None, buffers: tuple[BufferSpec, ...]) -> None:
+    """A pending case (written by ``warpboard new-case``, awaiting ``warpboard
+    record-truth``) has a CUDA source to record from and no expected words yet."""
+    if source is None:
+        raise loc.error('provenance.expected: "pending" needs a CUDA `source` to record '
+                        "the expected words from", "expected", "provenance")
+    for i, b in enumerate(buffers):
+        if b.expected is not None:
+            raise loc.error(f'buffers[{i}].expected: a "pending" case has no expected words '
+                            "yet (record them with warpboard record-truth, or say where they "
+                            "come from in provenance.expected)", "expected", "buffers", i)

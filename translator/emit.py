@@ -20,6 +20,7 @@ from .emit_mem import MemoryEmitter
 from .emit_turns import FreeWarp, TurnsWarp
 from .errors import UnsupportedInstruction
 from .ir import Block, Program
+from . import spirv
 from .spirv import Function, Module
 
 SPECIAL = {"SR_TID.X": ("tid3", 0), "SR_TID.Y": ("tid3", 1), "SR_TID.Z": ("tid3", 2),
@@ -40,8 +41,11 @@ class Shader:
 class Emitter:
     """Builds the module for one program and one block shape."""
 
-    def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None):
+    def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
+                 subgroup_vote: bool = True):
         self.program, self.block, self.shared_bytes = program, block, shared_bytes
+        self.subgroup_vote = subgroup_vote
+        self.participants = None
         self.mode = mode or program.mode
         self.nthreads = block[0] * block[1] * block[2]
         self.m = Module()
@@ -57,8 +61,10 @@ class Emitter:
     # ---------------------------------------------------------------- module set-up
     def _setup(self) -> None:
         m, f = self.m, self.f
-        for cap in ("Shader", "Int64"):
-            m.emit("capability", "Capability", {"Shader": 1, "Int64": 11}[cap])
+        caps = ["Shader", "Int64"] + (["GroupNonUniform", "GroupNonUniformArithmetic"]
+                                       if self.subgroup_vote and self.mode == "turns" else [])
+        for cap in caps:
+            m.emit("capability", "Capability", spirv.CAPABILITY[cap])
         m.emit("model", "MemoryModel", 0, 1)
         u32, bool_ = m.u32(), m.bool()
         self._track_consts()
@@ -193,6 +199,7 @@ class Emitter:
         f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
         self.block_active = active
         self._values, self._dirty = {}, set()
+        self.participants = None
         f.store(self.next_pc, self.k(block.end_pc))
         f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed),
                                     f.op("Select", u32, active, self.k(len(block.insts)), self.k(0))))
@@ -209,20 +216,26 @@ class Emitter:
         back = f.op("LogicalAnd", bool_, keep, f.op("ULessThanEqual", bool_, new_pc, self.k(block.pc)))
         f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
-    def emit_switch(self, selector: int, active_for) -> None:
-        """``switch (selector)`` over every block; a pc that starts no block is BAD_PC."""
+    def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None) -> None:
+        """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;
+        any other pc runs ``default``, by default: it starts no block, BAD_PC."""
         f = self.f
-        labels = {pc: self.m.new_id() for pc in self.program.blocks}
-        default, merge = self.m.new_id(), self.m.new_id()
+        blocks = self.program.blocks if blocks is None else blocks
+        labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
+        other, merge = self.m.new_id(), self.m.new_id()
         f.op("SelectionMerge", None, merge, 0)
-        f.op("Switch", None, selector, default, *[w for pc, lab in labels.items() for w in (pc, lab)])
+        f.op("Switch", None, selector, other, *[w for pc, lab in labels.items() for w in (pc, lab)])
         for pc, lab in labels.items():
             f.label(lab)
-            self.emit_block(self.program.blocks[pc], active_for(pc))
+            if pc in blocks:
+                self.emit_block(blocks[pc], active_for(pc))
             f.op("Branch", None, merge)
-        f.label(default)
-        self.record_status(abi.BAD_PC, active_for(None), selector)
-        self.exit_threads(active_for(None))
+        f.label(other)
+        if default is not None:
+            default()
+        else:
+            self.record_status(abi.BAD_PC, active_for(None), selector)
+            self.exit_threads(active_for(None))
         f.op("Branch", None, merge)
         f.label(merge)
 
@@ -251,6 +264,7 @@ class Emitter:
         k = f.local(u32)
         o_head, o_check, o_body, o_cont, o_merge = (m.new_id() for _ in range(5))
         i_head, i_check, i_body, i_cont, i_merge = (m.new_id() for _ in range(5))
+        f.store(running, m.const_bool(True))
         f.op("Branch", None, o_head)
         f.label(o_head)
         f.op("LoopMerge", None, o_merge, o_cont, 0)
@@ -308,11 +322,12 @@ class Emitter:
 
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
-              mode: str | None = None) -> Shader:
-    """Translate a program for one block shape; ``mode`` forces "free" or "turns"."""
+              mode: str | None = None, subgroup_vote: bool = True) -> Shader:
+    """Translate a program for one block shape; ``mode`` forces "free" or "turns";
+    ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic)."""
     if mode == "free" and program.turns:
         raise ValueError(f"{program.name} uses collectives or barriers: it cannot run in free mode")
-    return Emitter(program, block, shared_bytes, mode).build()
+    return Emitter(program, block, shared_bytes, mode, subgroup_vote).build()
 
 
 __all__ = ["translate", "Shader", "Emitter", "schedule"]

@@ -217,6 +217,7 @@ class SpirvCtx:
     def yield_(self):
         f, bool_ = self.f, self.bool
         f.store(self.e.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.e.yielded), self.en))
+        self.e.warp.yield_(self)
     def bssy(self, barrier): self.e.warp.bssy(self, barrier)
     def bsync(self, barrier): self.e.warp.bsync(self, barrier)
     def brk(self, barrier): self.e.warp.brk(self, barrier)

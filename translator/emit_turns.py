@@ -22,6 +22,7 @@ class FreeWarp:
         self.e = e
 
     def on_exit(self, cond): pass
+    def yield_(self, x): pass
     def bssy(self, x, barrier): pass
     def bsync(self, x, barrier): pass
     def brk(self, x, barrier): pass
@@ -41,8 +42,8 @@ class TurnsWarp:
         self.n = self.warps * 32
         self.wg_u32 = m.pointer("Workgroup", u32)
         self.arrays = {}
-        for name, size, init in (("vote", 3, NONE_KEY), ("live", 1, e.nthreads), ("exited", self.warps, 0),
-                                 ("wsync", self.warps, 0), ("released", self.warps, 0),
+        for name, size, init in (("vote", 3, NONE_KEY), ("keys", 2 * self.n, NONE_KEY), ("live", 1, e.nthreads), ("exited", self.warps, 0),
+                                 ("wsync", self.warps, 0), ("released", self.warps, 0), ("yielding", self.warps, 0),
                                  ("brk", self.warps * 16, 0), ("masks", 3 * self.warps * 2, 0),
                                  ("vals", 3 * self.n, None), ("bar", 16 * BAR_FIELDS, 0)):
             var = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_" + name)
@@ -108,6 +109,9 @@ class TurnsWarp:
         e.memory.init_shared(cooperative=True)
         self.barrier()
         chosen_var = f.local(u32, "chosen", e.k(NONE_KEY))
+        quiet = {pc: b for pc, b in e.program.blocks.items() if b.quiet}
+        loud = {pc: b for pc, b in e.program.blocks.items() if not b.quiet}
+        self.free_run(quiet)
 
         def check():
             pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
@@ -116,7 +120,9 @@ class TurnsWarp:
             key = f.op("Select", u32, exited, e.k(NONE_KEY), f.op("BitwiseOr", u32, pc, rank))
             turn = f.load(u32, self.turn)
             slot = f.op("UMod", u32, turn, e.k(3))
-            self.atomic("AtomicUMin", "vote", slot, key)
+            parity = f.op("BitwiseAnd", u32, turn, e.k(1))
+            self.st("keys", f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n)), e.tid), key)
+            self._vote(slot, key)
             self.barrier()
             chosen = self.ld("vote", slot)
             f.store(chosen_var, chosen)
@@ -130,9 +136,12 @@ class TurnsWarp:
 
         def body():
             cpc = f.op("BitwiseAnd", u32, f.load(u32, chosen_var), e.k(PC_MASK))
+            self.cpc = cpc
+            self.keys_base = f.op("IMul", u32, f.op("BitwiseAnd", u32, f.load(u32, self.turn), e.k(1)), e.k(self.n))
             active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
                           f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
-            e.emit_switch(cpc, lambda _pc: active)
+            e.emit_switch(cpc, lambda _pc: active, blocks=loud, skip=list(quiet))
+            self.free_run(quiet)
             f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), e.k(1)))
 
         e.emit_loop(check, body)
@@ -140,6 +149,55 @@ class TurnsWarp:
         stuck = f.op("LogicalAnd", bool_, pending, f.op("LogicalNot", bool_, f.load(bool_, e.exited)))
         e.record_status(abi.LIVELOCK, stuck, f.load(u32, e.pc))
         e.add_counters(turns=[(abi.TURNS, f.load(u32, self.turn)), (abi.BARRIERS, f.load(u32, self.nbar))])
+
+    def _vote(self, slot, key) -> None:
+        """atomicMin of the keys: reduced in the subgroup first, one atomic per subgroup."""
+        e, f, m, u32 = self.e, self.f, self.m, self.m.u32()
+        if not e.subgroup_vote:
+            self.atomic("AtomicUMin", "vote", slot, key)
+            return
+        lowest = f.op("GroupNonUniformUMin", u32, e.k(3), 0, key)
+        with f.if_(f.op("GroupNonUniformElect", m.bool(), e.k(3))):
+            self.atomic("AtomicUMin", "vote", slot, lowest)
+
+    def free_run(self, quiet) -> None:
+        """Threads in quiet blocks run on alone until they reach one that is not (no barrier inside)."""
+        e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
+        if not quiet:
+            return
+        stop = f.local(bool_, None, m.const_bool(False))
+        f.store(stop, m.const_bool(False))
+
+        def check():
+            idle = f.op("LogicalOr", bool_, f.load(bool_, e.exited), f.load(bool_, e.waiting))
+            go = f.op("LogicalNot", bool_, f.op("LogicalOr", bool_, idle, f.load(bool_, stop)))
+            return f.op("LogicalAnd", bool_, go, f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
+
+        def body():
+            e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=quiet,
+                          default=lambda: f.store(stop, m.const_bool(True)))
+            f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), e.k(1)))
+
+        e.emit_loop(check, body)
+
+    def participants(self, x):
+        """Lanes of this warp at the chosen pc, from the keys published before the vote."""
+        e = self.e
+        if e.participants is None:
+            mask = x.k32(0)
+            for lane in range(32):
+                k = self._lane_key(x, lane)
+                here = x.cmp("eq", x.and_(k, x.k32(PC_MASK)), self.cpc, False)
+                mask = x.or_(mask, x.sel(here, x.k32(1 << lane), x.k32(0)))
+            e.participants = mask
+        return e.participants
+
+    def _lane_key(self, x, lane):
+        e = self.e
+        src = x.add(x.shl(e.warp_id, x.k32(5)), x.k32(lane))
+        exists = x.cmp("lt", src, x.k32(e.nthreads), False)
+        k = self.ld("keys", x.add(self.keys_base, x.sel(exists, src, e.tid)))
+        return x.sel(exists, k, x.k32(NONE_KEY))
 
     def on_exit(self, cond) -> None:
         e, f = self.e, self.f
@@ -176,7 +234,8 @@ class TurnsWarp:
 
     def active(self, x):
         if x._active is None:
-            x._active = self._exchange(x, x.en)[0]
+            unguarded = x.en == self.e.block_active
+            x._active = self.participants(x) if unguarded else self._exchange(x, x.en)[0]
         return x._active
 
     def ballot(self, x, p):
@@ -247,6 +306,12 @@ class TurnsWarp:
         f.store(var, f.op("Select", u32, x.en, act, f.load(u32, var)))
         with f.if_(x.en):
             self.atomic("AtomicAnd", "brk", x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier)), x.not_(self.bit))
+            self.atomic("AtomicAnd", "yielding", e.warp_id, x.not_(self.bit))
+
+    def yield_(self, x):
+        e, f = self.e, self.f
+        with f.if_(x.en):
+            self.atomic("AtomicOr", "yielding", e.warp_id, self.bit)
 
     def brk(self, x, barrier):
         e, f = self.e, self.f
@@ -262,14 +327,20 @@ class TurnsWarp:
 
     def bsync(self, x, barrier):
         e, f, u32 = self.e, self.f, self.m.u32()
-        present = self._exchange(x, e.block_active)[0]
-        gone = x.or_(self.ld("exited", e.warp_id), self.ld("brk", x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier))))
+        present = self.participants(x)
+        slot = x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier))
+        gone = x.or_(x.or_(self.ld("exited", e.warp_id), self.ld("brk", slot)), self.ld("yielding", e.warp_id))
         missing = x.and_(x.and_(f.load(u32, e.barrier_reg(barrier)), self.lanes), x.not_(x.or_(present, gone)))
-        self._settle(x, x.bor(x.bnot(x.en), x.cmp("eq", missing, x.k32(0), False)))
+        ok = x.cmp("eq", missing, x.k32(0), False)
+        self.barrier()      # every lane has read the masks before any lane updates them
+        with f.if_(x.band(x.en, ok)):
+            self.atomic("AtomicOr", "brk", slot, self.bit)
+            self.atomic("AtomicAnd", "yielding", e.warp_id, x.not_(self.bit))
+        self._settle(x, x.bor(x.bnot(x.en), ok))
 
     def warpsync(self, x, mask):
         e, f = self.e, self.f
-        present = self._exchange(x, e.block_active)[0]
+        present = self.participants(x)
         w = e.warp_id
         ws, rel = self.ld("wsync", w), self.ld("released", w)
         mine = x.cmp("ne", x.and_(rel, self.bit), x.k32(0), False)

@@ -55,7 +55,8 @@ class Cta:
     bar_gen: list[int] = field(default_factory=lambda: [0] * 16)
     bar_result: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)] * 16)
     released: dict[int, int] = field(default_factory=dict)   # warp -> lanes released from WARPSYNC
-    brk: dict[tuple[int, int], int] = field(default_factory=dict)   # (warp, Bx) -> lanes that left by BREAK
+    brk: dict[tuple[int, int], int] = field(default_factory=dict)   # (warp, Bx) -> lanes that left (BREAK, BSYNC)
+    yielding: dict[int, int] = field(default_factory=dict)   # warp -> lanes that executed YIELD since BSSY/BSYNC
 
 
 class Interpreter:
@@ -80,6 +81,7 @@ class Interpreter:
         threads = [Thread.make(t, (t % bx, t // bx % by, t // (bx * by)), ctaid, self.program.entry)
                    for t in range(bx * by * bz)]
         cta = Cta(threads, bytearray(self.shared_bytes))
+        self.free_run(cta, threads)
         turns = 0
         while True:
             key = schedule.pick(threads)
@@ -90,7 +92,9 @@ class Interpreter:
             block = self.program.blocks.get(pc)
             if block is None:
                 raise BadPc(f"thread {parts[0].tid}: jump to {pc:#x}, which starts no instruction block")
-            self.step(cta, block, parts)
+            if not block.quiet:
+                self.step(cta, block, parts)
+            self.free_run(cta, parts)
             turns += 1
             self.stats.turns += 1
             if turns > self.budget:
@@ -102,7 +106,7 @@ class Interpreter:
                                + f" (threads {', '.join(str(t) for _, t in running[:8])}"
                                + ("..." if len(running) > 8 else "") + ")")
 
-    def step(self, cta: Cta, block: Block, parts: list[Thread]) -> None:
+    def step(self, cta: Cta, block: Block, parts: list[Thread], free: bool = False) -> None:
         """Run the threads at one block's pc through the block, together."""
         self.stats.steps += len(parts)
         for t in parts:
@@ -117,11 +121,24 @@ class Interpreter:
             if not t.exited:
                 t.pc = t.new_pc if t.new_pc is not None else block.end_pc
             t.waiting = False
-            schedule.after_block(t, block)
+            if not free:
+                schedule.after_block(t, block)
+
+    def free_run(self, cta: Cta, threads: list[Thread]) -> None:
+        """Each thread runs on alone while it is in quiet blocks (see Block.quiet)."""
+        for t in threads:
+            while not t.exited and not t.waiting:
+                block = self.program.blocks.get(t.pc)
+                if block is None or not block.quiet:
+                    break
+                if t.steps >= self.budget:
+                    raise Livelock(f"step budget of {self.budget} spent by thread {t.tid} in quiet code at pc {t.pc:#06x}")
+                t.steps += 1
+                self.step(cta, block, [t], free=True)
 
     def execute(self, cta: Cta, inst: Inst, parts: list[Thread]) -> None:
         oracle = None
-        if inst.spec.role == "collective":
+        if inst.spec.role == "collective" or inst.mods & {"DIV", "CONV"}:
             oracle = WarpOracle(cta.threads, parts)
             for t in cta.threads:   # first pass: what every lane offers (sources of SHFL too)
                 inst.spec.sem(self.ctx(cta, t, inst, oracle, gather=True), inst)

@@ -34,6 +34,7 @@ class Thread:
     exited: bool = False
     waiting: bool = False
     yielded: bool = False
+    steps: int = 0
     bar_gen: int = 0
     bar_result: int = 0
     new_pc: int | None = None
@@ -359,6 +360,7 @@ class ThreadCtx:
             self.t.b[barrier] = mask
             key = (self.t.warp, barrier)
             self.cta.brk[key] = self.cta.brk.get(key, 0) & ~(1 << self.t.lane)
+            self.cta.yielding[self.t.warp] = self.cta.yielding.get(self.t.warp, 0) & ~(1 << self.t.lane)
 
     def brk(self, barrier):
         if self.en and not self.gather:
@@ -368,6 +370,7 @@ class ThreadCtx:
     def yield_(self):
         if self.en:
             self.t.yielded = True
+            self.cta.yielding[self.t.warp] = self.cta.yielding.get(self.t.warp, 0) | 1 << self.t.lane
 
     def bsync(self, barrier): self.request = ("bsync", barrier)
     def warpsync(self, mask): self.request = ("warpsync", mask)

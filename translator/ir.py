@@ -46,6 +46,13 @@ class Block:
     def end_pc(self) -> int:
         return self.insts[-1].next_pc
 
+    @property
+    def quiet(self) -> bool:
+        """Whether no other thread can observe or affect how this block runs: no collective,
+        no waiting, no shared memory, atomics or strong (volatile) loads. In turns mode a
+        thread runs quiet blocks on its own, between turns."""
+        return all(_quiet(i) for i in self.insts)
+
 
 @dataclass
 class Program:
@@ -78,6 +85,14 @@ class Program:
     @property
     def mode(self) -> str:
         return "turns" if self.turns else "free"
+
+
+def _quiet(i: "Inst") -> bool:
+    if i.spec.turns or i.spec.role in ("collective", "sync") or i.mods & {"DIV", "CONV"}:
+        return False
+    if i.spec.role == "memory":
+        return i.base in ("LDG", "STG", "LD", "ST") and "STRONG" not in i.mods
+    return i.base not in ("BREAK", "YIELD", "NANOSLEEP")
 
 
 def _rereads_memory(i: "Inst") -> bool:

@@ -100,8 +100,11 @@ def parse_listing(text: str, file: str = "<listing>", first_line: int = 1) -> di
 
 
 def _next_pc(lines: list[str], start: int) -> int:
-    """The address of the first instruction at or after line index ``start`` (labels bind forward)."""
+    """The address of the first instruction at or after line index ``start`` (labels bind forward),
+    -1 when the section ends first (a label at the end of a kernel binds to nothing)."""
     for line in lines[start:]:
+        if _SECTION.match(line) or _CUOBJ_FUNC.match(line):
+            break
         m = _ADDR.match(line)
         if m:
             return int(m.group(1), 16)
@@ -146,8 +149,8 @@ def _split_operands(text: str) -> list[str]:
     if cur.strip():
         out.append(cur.strip())
     split: list[str] = []
-    for tok in out:   # RET.REL.NODEC R2 `(kernel) : a register then a target
-        m = re.match(r"^(\S+)\s+(`\(.*\))$", tok)
+    for tok in out:   # RET.REL.NODEC R2 `(kernel) / R2 0x0 (cuobjdump): a register then a target
+        m = re.match(r"^(\S+)\s+(`\(.*\)|-?0x[0-9a-fA-F]+)$", tok)
         split.extend([m.group(1), m.group(2)] if m else [tok])
     return split
 
@@ -164,7 +167,7 @@ def _parse_operand(tok: str, where: str, body: str) -> Operand:
     if t.startswith("|") and t.endswith("|"):
         ab, t = True, t[1:-1]
     if t.startswith("c[") or t.startswith("cx["):
-        return _parse_cbank(tok, t, neg, inv, where, body)
+        return _parse_cbank(tok, t, neg, inv, where, body, ab)
     if t.startswith("[") or t.startswith("desc["):
         return _parse_mem(tok, t, where, body)
     m = _REG.match(t)
@@ -183,7 +186,7 @@ def _register(tok: str, name: str, suffix: tuple[str, ...], neg=False, inv=False
         if name == "SRZ":
             kind = "reg"
         full = name + "".join("." + s for s in suffix)
-        return Operand(kind, tok, name=full if kind == "sreg" else "RZ", value=value, neg=neg, inv=inv, abs=ab)
+        return Operand(kind, tok, name=full if kind == "sreg" else name, value=value, neg=neg, inv=inv, abs=ab)
     if name == "PR":
         return Operand("pr", tok, name=name)
     kind = {"R": "reg", "U": "ureg", "P": "pred", "B": "barrier"}[name[0]]
@@ -201,15 +204,15 @@ def _register(tok: str, name: str, suffix: tuple[str, ...], neg=False, inv=False
 
 
 def _parse_address(inner: str, where: str, body: str) -> tuple[Operand | None, int, tuple[str, ...]]:
-    """`R2.64+0x10`, `R7.X4+0x200`, `0x40`, `RZ`, `UR4+0x4` -> (base register, offset, suffix)."""
+    """`R2.64+0x10`, `R2.64+-0x40`, `R7.X4+0x200`, `0x40`, `RZ`, `UR4+0x4` -> (base register, offset, suffix)."""
     inner = inner.replace(" ", "")
-    m = re.fullmatch(r"(?:(-?\w+(?:\.\w+)*))?(?:([+-])(0x[0-9a-fA-F]+|\d+))?", inner)
+    m = re.fullmatch(r"(?:(-?\w+(?:\.\w+)*))?(?:(\+-|[+-])(0x[0-9a-fA-F]+|\d+))?", inner)
     if not m:
         raise SassSyntaxError(f"{where}: malformed address [{inner}] in {body!r}")
     head, sign, off = m.group(1), m.group(2), m.group(3)
     if head and _INT.match(head) and not sign:
         return None, int(head, 0), ()
-    offset = int(off, 0) * (-1 if sign == "-" else 1) if off else 0
+    offset = int(off, 0) * (-1 if sign in ("-", "+-") else 1) if off else 0
     if not head:
         return None, offset, ()
     rm = _REG.match(head)
@@ -232,7 +235,7 @@ def _parse_mem(tok: str, t: str, where: str, body: str) -> Operand:
     return Operand("mem", tok, base=base, offset=offset, suffix=suffix, uniform_base=ubase)
 
 
-def _parse_cbank(tok: str, t: str, neg: bool, inv: bool, where: str, body: str) -> Operand:
+def _parse_cbank(tok: str, t: str, neg: bool, inv: bool, where: str, body: str, ab: bool = False) -> Operand:
     m = re.fullmatch(r"cx?\[(0x[0-9a-fA-F]+|\d+)\]\[(.*)\]((?:\.\w+)*)", t)
     if not m:
         raise SassSyntaxError(f"{where}: malformed constant {tok!r} in {body!r}")
@@ -242,4 +245,4 @@ def _parse_cbank(tok: str, t: str, neg: bool, inv: bool, where: str, body: str) 
     suffix = tuple(s for s in m.group(3).split(".") if s)
     return Operand("cbank", tok, value=int(m.group(1), 0), base=base if base and base.kind == "reg" else None,
                    uniform_base=base if base and base.kind == "ureg" else None,
-                   offset=offset, neg=neg, inv=inv, suffix=suffix)
+                   offset=offset, neg=neg, inv=inv, abs=ab, suffix=suffix)

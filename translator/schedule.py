@@ -19,8 +19,10 @@ budget ends it as LIVELOCK, naming the pcs.
 The interpreter uses these functions directly; the SPIR-V emitter (:mod:`translator.emit_turns`)
 emits the same decisions.
 
-- BSYNC Bx passes when every lane of the thread's Bx mask has exited, left by BREAK Bx, or
-  stands at this pc.
+- BSYNC Bx passes when every lane of the thread's Bx mask has exited, left the region (by
+  BREAK Bx or by passing this BSYNC earlier), stands at this pc, or has executed YIELD since
+  it entered the region (a spinning lane releases the barrier, as on Volta and later: the
+  holder of a spin lock must get past BSYNC while its warp-mates still spin).
 - WARPSYNC m passes when every lane of m has exited, stands at this pc, or waits at another
   WARPSYNC; the lanes it finds waiting elsewhere are released too.
 - BAR counts arrivals per barrier id; it completes when the count reaches the thread count
@@ -85,17 +87,21 @@ def sync_step(m, cta, inst, parts) -> None:
         _bar(cta, inst, requests)
         return
     decide = _bsync_passes if kind == "BSYNC" else _warpsync_passes
-    verdicts = [(t, (not en) or decide(m.program.blocks, cta, inst, t, req)) for t, en, req in requests]
-    for t, passed in verdicts:
+    verdicts = [(t, en, req, (not en) or decide(m.program.blocks, cta, inst, t, req)) for t, en, req in requests]
+    for t, en, req, passed in verdicts:
         if passed:
+            if kind == "BSYNC" and en:       # it has left the region: nobody waits for it there
+                key = (t.warp, req[1])
+                cta.brk[key] = cta.brk.get(key, 0) | 1 << t.lane
+                cta.yielding[t.warp] = cta.yielding.get(t.warp, 0) & ~(1 << t.lane)
             _advance(t, inst)
         else:
             t.waiting = True
 
 
 def _bsync_passes(blocks, cta, inst, t, request) -> bool:
-    mask = t.b[request[1]] & ~cta.brk.get((t.warp, request[1]), 0)
-    return all(u.exited or u.pc == inst.pc for u in _lanes(cta, t.warp, mask))
+    gone = cta.brk.get((t.warp, request[1]), 0) | cta.yielding.get(t.warp, 0)
+    return all(u.exited or u.pc == inst.pc for u in _lanes(cta, t.warp, t.b[request[1]] & ~gone))
 
 
 def _is_warpsync(blocks, pc) -> bool:

@@ -58,14 +58,17 @@ def iadd3(x: Ctx, i):
     if len(srcs) != 3:
         raise unsupported(i, "expects three sources")
     a, b, c = (_wide(x, o) for o in srcs)
-    first = x.add64(x.add64(a, b), cin(x, cins, 0) if "X" in i.mods else x.k64(0))
-    second = x.add64(x.zext(x.lo(first)), x.add64(c, cin(x, cins, 1) if "X" in i.mods else x.k64(0)))
-    x.write(dst[0], x.lo(second))
-    if len(couts) == 1:
-        x.writep(couts[0], x.bor(carry(x, first), carry(x, second)))
-    elif len(couts) == 2:
-        x.writep(couts[0], carry(x, first))
-        x.writep(couts[1], carry(x, second))
+    total = x.add64(x.add64(a, b), c)
+    if "X" in i.mods:
+        total = x.add64(total, x.add64(cin(x, cins, 0), cin(x, cins, 1)))
+    x.write(dst[0], x.lo(total))
+    # The carry-outs count the carries out of bit 31: the first is set by one or more
+    # (sum >= 2^32), the second by two or more (sum >= 2^33), as Mesa NAK's hardware-checked
+    # folding has it; IADD3.X adds both back, so the count is kept.
+    if couts:
+        x.writep(couts[0], carry(x, total))
+    if len(couts) > 1:
+        x.writep(couts[1], x.cmp("gt", x.hi(total), x.k32(1), False))
 
 
 def imad(x: Ctx, i):
@@ -280,8 +283,9 @@ def sgxt(x: Ctx, i):
 
 
 def cs2r(x: Ctx, i):
-    if i.ops[1].name != "RZ" or "32" in i.mods:
-        if i.ops[1].name == "RZ":
+    zero = i.ops[1].name in ("RZ", "SRZ")
+    if not zero or "32" in i.mods:
+        if zero:
             x.write(i.ops[0], x.k32(0))
             return
         raise unsupported(i, f"special register {i.ops[1].text}")

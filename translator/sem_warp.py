@@ -66,10 +66,11 @@ def redux(x: Ctx, i):
 
 # ---------------------------------------------------------------- control
 def bra(x: Ctx, i):
-    if "DIV" in i.mods:          # always taking the divergent (slow, WARPSYNC) path is correct
-        x.jump(x.k32(i.target))
-        return
-    if "CONV" in i.mods:         # ... and so is never taking the converged shortcut
+    if i.mods & {"DIV", "CONV"}:     # taken when the lanes of URm are diverged / converged
+        mask = x.read(i.ops[0])
+        missing = x.and_(mask, x.not_(x.active()))
+        diverged = x.cmp("ne", missing, x.k32(0), False)
+        x.jump(x.k32(i.target), diverged if "DIV" in i.mods else x.bnot(diverged))
         return
     preds = [o for o in i.ops if o.kind in PRED_KINDS]
     x.jump(x.k32(i.target), x.readp(preds[0]) if preds else None)

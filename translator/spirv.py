@@ -25,7 +25,7 @@ OP = dict(
     AtomicIAdd=234, AtomicISub=235, AtomicSMin=236, AtomicUMin=237, AtomicSMax=238, AtomicUMax=239,
     AtomicAnd=240, AtomicOr=241, AtomicXor=242, LoopMerge=246, SelectionMerge=247, Label=248,
     Branch=249, BranchConditional=250, Switch=251, Return=253,
-    GroupNonUniformElect=333, GroupNonUniformBallot=339, GroupNonUniformUMin=355,
+    GroupNonUniformElect=333, GroupNonUniformBallot=339, GroupNonUniformUMin=354,
 )
 
 # enumerants

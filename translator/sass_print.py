@@ -1,0 +1,105 @@
+"""Parsed SASS -> text, in nvdisasm's spelling.
+
+:func:`format_instruction` rebuilds an instruction from its parsed fields (guard, opcode, each
+operand's kind, value and decorations), never from the text it was parsed from, so that
+parse-then-print reproducing the listing checks that the parser kept everything it read.
+``.reuse`` flags are cache hints the parser drops; they are not printed.
+
+nvdisasm's conventions followed here: integer immediates and offsets in lower-case hex
+(negative ones as ``-0x1``, negative address offsets as ``[R2.64+-0x40]``); float immediates
+in decimal (an integral one, ``FADD R0, R0, 1``, is parsed as an integer); ``!`` inverts a
+predicate and ``~`` a value; a return or indirect-branch target follows its register after a
+space, not a comma (``RET.REL.NODEC R2 `(kernel)``, cuobjdump ``RET.REL.NODEC R4 0x0``).
+"""
+from __future__ import annotations
+
+from .sass import Operand, RawInstruction
+
+# opcodes whose immediates are floating-point numbers, which nvdisasm prints in decimal
+FLOAT_IMMEDIATE_OPS = frozenset({
+    "FADD", "FADD32I", "FMUL", "FMUL32I", "FFMA", "FFMA32I", "FMNMX", "FSETP", "FSET", "FSEL",
+    "FCMP", "FSWZADD", "HADD2", "HADD2_32I", "HMUL2", "HMUL2_32I", "HFMA2", "HFMA2_32I",
+    "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "DMNMX",
+})
+# opcodes whose target comes after a register without a comma
+SPACED_TARGET_OPS = frozenset({"RET", "CALL", "BRX", "JMX"})
+PRED_KINDS = ("pred", "upred")
+
+
+def hex_int(value: int) -> str:
+    """``0x1f``, ``-0x1``: how nvdisasm writes an integer."""
+    return f"-{-value:#x}" if value < 0 else f"{value:#x}"
+
+
+def _register(o: Operand) -> str:
+    return o.name + "".join("." + s for s in o.suffix)
+
+
+def _address(base: Operand | None, offset: int) -> str:
+    """The inside of ``[...]``: ``R2.64+0x10``, ``R2.64+-0x40``, ``0x40``, ``RZ``."""
+    if base is None:
+        return hex_int(offset)
+    text = _register(base)
+    if offset:
+        text += "+-" + hex_int(-offset) if offset < 0 else "+" + hex_int(offset)
+    return text
+
+
+def _mem(o: Operand) -> str:
+    desc = f"desc[{_register(o.uniform_base)}]" if o.uniform_base is not None else ""
+    return f"{desc}[{_address(o.base, o.offset)}]"
+
+
+def _cbank(o: Operand) -> str:
+    base = o.base if o.base is not None else o.uniform_base
+    return f"c[{o.value:#x}][{_address(base, o.offset)}]" + "".join("." + s for s in o.suffix)
+
+
+def _decorate(o: Operand, body: str) -> str:
+    if o.abs:
+        body = f"|{body}|"
+    if o.inv:
+        body = ("!" if o.kind in PRED_KINDS else "~") + body
+    if o.neg:
+        body = "-" + body
+    return body
+
+
+def format_operand(o: Operand, opcode: str = "") -> str:
+    """One operand as nvdisasm prints it; ``opcode`` (the base mnemonic) decides the spelling
+    of an immediate (hex, or decimal in a float instruction)."""
+    kind = o.kind
+    if kind == "label":
+        return f"`({o.name})"
+    if kind == "imm":
+        body = str(o.value) if opcode in FLOAT_IMMEDIATE_OPS else hex_int(o.value)
+    elif kind == "fimm":
+        body = o.name
+    elif kind == "mem":
+        body = _mem(o)
+    elif kind == "cbank":
+        body = _cbank(o)
+    elif kind in ("reg", "ureg", "pred", "upred", "barrier", "sreg", "pr"):
+        body = _register(o)
+    else:
+        raise ValueError(f"cannot print an operand of kind {kind!r}")
+    return _decorate(o, body)
+
+
+def format_instruction(raw: RawInstruction) -> str:
+    """``@!P0 IADD3 R2, -R10, 0x27, RZ``: the instruction without address, ``;`` or ``.reuse``."""
+    base = raw.opcode.split(".", 1)[0]
+    text = (f"@{raw.guard} " if raw.guard else "") + raw.opcode
+    parts: list[str] = []
+    for k, o in enumerate(raw.operands):
+        printed = format_operand(o, base)
+        spaced = (base in SPACED_TARGET_OPS and k > 0 and o.kind in ("label", "imm")
+                  and raw.operands[k - 1].kind in ("reg", "ureg"))
+        if spaced:
+            parts[-1] += " " + printed
+        else:
+            parts.append(printed)
+    return text + (" " + ", ".join(parts) if parts else "")
+
+
+__all__ = ["format_instruction", "format_operand", "hex_int"]
