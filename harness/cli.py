@@ -35,7 +35,7 @@ def cmd_run(args) -> int:
     from .expectations import load_expectations
     cases = discover_cases(args.root, args.cases or None)
     configs = devices.select(devices.discover(), args.device) if args.device != ["none"] else []
-    expectations = load_expectations(args.expectations, [c.id for c in configs]) if args.expectations else {}
+    expectations = load_expectations(args.expectations) if args.expectations else None
     total = len(cases) * (len(configs) + (0 if args.no_interp else 1))
     done = [0]
 
@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, help="step budget (turns per block, or steps per thread)")
     p.add_argument("--mode", choices=["free", "turns"], help="force a mode (free only for collective-free cases)")
     p.add_argument("--repeat", type=int, default=1, help="run each cell N times; differing runs are FLAKY")
-    p.add_argument("--expectations", help="per-device expected failures (XFAIL), see ci/README.md")
+    p.add_argument("--expectations", default="ci/expectations.txt" if Path("ci/expectations.txt").is_file() else None,
+                   help="per-device expected failures (XFAIL); default ci/expectations.txt")
     p.add_argument("--strict", action="store_true", help="exit 1 when any cell is a failure")
     p.add_argument("-v", "--verbose", action="store_true", help="print every cell as it finishes")
     p.set_defaults(func=cmd_run)

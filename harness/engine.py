@@ -95,7 +95,7 @@ def worker_run(case_path: str, root: str | None, device_index: int | None, devic
 
 # ------------------------------------------------------------------ the matrix
 def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: Options | None = None,
-               root: str | None = None, expectations: dict | None = None, repeat: int = 1,
+               root: str | None = None, expectations=None, repeat: int = 1,
                progress=None) -> dict:
     """Every case on every device configuration (and the interpreter); a results document."""
     options = options or Options()
@@ -107,7 +107,7 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
         per_device = list(pool.map(lambda col: _run_column(cases, col, options, root, repeat, progress), columns))
     results = [r for column in per_device for r in column]
     for r in results:
-        r.status = apply_expectation(r.status, (r.case, r.device) in (expectations or {}))
+        r.status = apply_expectation(r.status, expectations.expected(r.case, r.device) if expectations else None)
     devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
     return document(cases, devices, results)
 

@@ -78,9 +78,9 @@ class CaseItem(pytest.Item):
         result = engine.run_in_worker(workers[self.device_id], self.case, self.device_id,
                                       self.device.index if self.device else None, options)
         path = self.config.getoption("wb_expectations")
-        expected_fail = path and (self.case.id, self.device_id) in load_expectations(path)
+        expected = load_expectations(path).expected(self.case.id, self.device_id) if path else None
         from .results import apply_expectation
-        status = apply_expectation(result.status, bool(expected_fail))
+        status = apply_expectation(result.status, expected)
         self.user_properties.append(("status", status.value))
         if status is Status.PASS:
             return

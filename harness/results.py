@@ -79,12 +79,17 @@ class CaseResult:
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
-def apply_expectation(status: Status, expected_to_fail: bool) -> Status:
-    """Turn PASS/FAIL into XPASS/XFAIL for a cell listed in a device's expectations file."""
-    if not expected_to_fail:
+def apply_expectation(status: Status, expected: "Status | bool | None") -> Status:
+    """Turn a cell listed in a device's expectations file into XFAIL or XPASS.
+
+    ``expected`` is the failing status the list names (True means FAIL): a cell that ends
+    that way is XFAIL, one that passes is XPASS, any other outcome stays as it is.
+    """
+    if expected is None or expected is False:
         return status
+    expected = Status.FAIL if expected is True else expected
     if status is Status.PASS:
         return Status.XPASS
-    if status is Status.FAIL:
+    if status is expected:
         return Status.XFAIL
     return status
