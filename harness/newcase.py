@@ -72,13 +72,20 @@ def toml_words(key: str, words, hex_words: bool = False, indent: str = "    ") -
 
 # ---------------------------------------------------------------- tools
 
+def _cuda_homes() -> list[str]:
+    """Where a CUDA toolkit may be when nvcc is not on the PATH."""
+    return [h for h in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                        "/usr/local/cuda") if h]
+
+
 def find_nvcc() -> str:
-    """nvcc from the PATH (or $CUDA_HOME/bin), else ToolMissing."""
+    """nvcc from the PATH (or $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin), else
+    ToolMissing."""
     found = shutil.which("nvcc")
     if found:
         return found
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if home and os.access(Path(home) / "bin" / "nvcc", os.X_OK):
+    for home in _cuda_homes():
+        if os.access(Path(home) / "bin" / "nvcc", os.X_OK):
             return str(Path(home) / "bin" / "nvcc")
     raise ToolMissing(
         "nvcc not found: install the CUDA toolkit (or the nvidia-cuda-nvcc wheel) and put "
@@ -344,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         grid, block = parse_dims(args.grid, "grid"), parse_dims(args.block, "block")
-        buffers = [parse_buffer(b) for b in args.buffer]
+        buffers = [parse_buffer(b) for b in args.buffer] or \
+            [BufferArg("out", _threads(grid, block), 0)]
         if len({b.name for b in buffers}) != len(buffers):
             raise NewCaseError("--buffer: two buffers with the same name")
         params = [parse_param(q, buffers) for q in args.param]

@@ -95,6 +95,20 @@ def test_derived_cases_reproduce_on_the_cpu(path):
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+# hand-written listings whose derivation ends in the Python that computes the words
+HAND_DERIVED = [p for p in CASE_FILES if 'expected = "derived"' in p.read_text()
+                and "Computed by:" in p.read_text()]
+
+
+@pytest.mark.parametrize("path", HAND_DERIVED, ids=_id)
+def test_hand_derivations_reproduce(path):
+    case = load_case(path)
+    env: dict = {}
+    exec(case.provenance["derivation"].split("Computed by:", 1)[1], env)
+    assert {b.name: b.expected for b in case.buffers if b.expected is not None} == \
+        {name: tuple(words) for name, words in env["expected"].items()}
+
+
 # ---------------------------------------------------------------- the loader
 
 GOOD = '''\
@@ -264,3 +278,34 @@ def test_u32_param_out_of_range(tmp_path):
 def test_error_in_a_later_buffer_points_at_its_table(tmp_path):
     msg = _error(tmp_path, GOOD + '\n[[buffers]]\nname = "in"\nwords = 2\ninit = [1]\n')
     assert msg == f"{tmp_path}/tiny.toml:31: buffers[1].init: 1 word, but words = 2"
+
+
+PENDING = (GOOD.replace('expected = "chip"\nrecorded_on = "somewhere"', 'expected = "pending"')
+           .replace("expected = [1, 2, 3, 0xffffffff]\n", "")
+           .replace('listing = "tiny.sass"', 'listing = "tiny.sass"\nsource = "tiny.cu"'))
+
+
+def test_pending_case_loads(tmp_path):
+    (tmp_path / "tiny.cu").write_text("// kernel\n")
+    case = load_case(_write(tmp_path, PENDING))
+    assert case.provenance == {"expected": "pending", "listing": "by hand"}
+    assert all(b.expected is None for b in case.buffers)
+
+
+def test_pending_case_needs_a_source(tmp_path):
+    msg = _error(tmp_path, PENDING.replace('source = "tiny.cu"\n', ""))
+    assert msg == (f'{tmp_path}/tiny.toml:8: provenance.expected: "pending" needs a CUDA '
+                   "`source` to record the expected words from")
+
+
+def test_pending_case_has_no_expected_words(tmp_path):
+    (tmp_path / "tiny.cu").write_text("// kernel\n")
+    msg = _error(tmp_path, PENDING.replace("init = 7\n", "init = 7\nexpected = [1, 2, 3, 4]\n"))
+    assert msg.startswith(f'{tmp_path}/tiny.toml:20: buffers[0].expected: a "pending" case has '
+                          "no expected words yet")
+
+
+def test_unknown_provenance_kind(tmp_path):
+    msg = _error(tmp_path, GOOD.replace('expected = "chip"', 'expected = "guessed"'))
+    assert msg == (f'{tmp_path}/tiny.toml:8: provenance.expected: must be "chip", "derived" or '
+                   "\"pending\", got 'guessed'")

@@ -61,7 +61,7 @@ class Emitter:
     # ---------------------------------------------------------------- module set-up
     def _setup(self) -> None:
         m, f = self.m, self.f
-        caps = ["Shader", "Int64"] + (["GroupNonUniform", "GroupNonUniformArithmetic"]
+        caps = ["Shader", "Int64"] + (["GroupNonUniform", "GroupNonUniformArithmetic", "GroupNonUniformBallot"]
                                        if self.subgroup_vote and self.mode == "turns" else [])
         for cap in caps:
             m.emit("capability", "Capability", spirv.CAPABILITY[cap])

@@ -111,7 +111,8 @@ class TurnsWarp:
         chosen_var = f.local(u32, "chosen", e.k(NONE_KEY))
         quiet = {pc: b for pc, b in e.program.blocks.items() if b.quiet}
         loud = {pc: b for pc, b in e.program.blocks.items() if not b.quiet}
-        self.free_run(quiet)
+        needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
+                         for b in loud.values() for i in b.insts)
 
         def check():
             pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
@@ -136,10 +137,13 @@ class TurnsWarp:
 
         def body():
             cpc = f.op("BitwiseAnd", u32, f.load(u32, chosen_var), e.k(PC_MASK))
+            if e.subgroup_vote:   # provably uniform: drivers may branch instead of masking every case
+                cpc = f.op("GroupNonUniformBroadcastFirst", u32, e.k(3), cpc)
             self.cpc = cpc
             self.keys_base = f.op("IMul", u32, f.op("BitwiseAnd", u32, f.load(u32, self.turn), e.k(1)), e.k(self.n))
             active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
                           f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
+            self.turn_participants = self._participants() if needs_mask else None
             e.emit_switch(cpc, lambda _pc: active, blocks=loud, skip=list(quiet))
             self.free_run(quiet)
             f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), e.k(1)))
@@ -181,23 +185,24 @@ class TurnsWarp:
         e.emit_loop(check, body)
 
     def participants(self, x):
-        """Lanes of this warp at the chosen pc, from the keys published before the vote."""
-        e = self.e
-        if e.participants is None:
-            mask = x.k32(0)
-            for lane in range(32):
-                k = self._lane_key(x, lane)
-                here = x.cmp("eq", x.and_(k, x.k32(PC_MASK)), self.cpc, False)
-                mask = x.or_(mask, x.sel(here, x.k32(1 << lane), x.k32(0)))
-            e.participants = mask
-        return e.participants
+        """Lanes of this warp at the chosen pc (computed once per turn, before the switch)."""
+        if self.turn_participants is None:
+            raise AssertionError(f"{x.inst.where}: participant mask not computed for {x.inst.opcode}")
+        return self.turn_participants
 
-    def _lane_key(self, x, lane):
-        e = self.e
-        src = x.add(x.shl(e.warp_id, x.k32(5)), x.k32(lane))
-        exists = x.cmp("lt", src, x.k32(e.nthreads), False)
-        k = self.ld("keys", x.add(self.keys_base, x.sel(exists, src, e.tid)))
-        return x.sel(exists, k, x.k32(NONE_KEY))
+    def _participants(self):
+        """From the keys every thread published before the vote: no barrier needed."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        base = f.op("ShiftLeftLogical", u32, e.warp_id, e.k(5))
+        mask = e.k(0)
+        for lane in range(32):
+            src = f.op("IAdd", u32, base, e.k(lane))
+            exists = f.op("ULessThan", bool_, src, e.k(e.nthreads))
+            k = self.ld("keys", f.op("IAdd", u32, self.keys_base, f.op("Select", u32, exists, src, e.tid)))
+            here = f.op("LogicalAnd", bool_, exists,
+                        f.op("IEqual", bool_, f.op("BitwiseAnd", u32, k, e.k(PC_MASK)), self.cpc))
+            mask = f.op("BitwiseOr", u32, mask, f.op("Select", u32, here, e.k(1 << lane), e.k(0)))
+        return mask
 
     def on_exit(self, cond) -> None:
         e, f = self.e, self.f
