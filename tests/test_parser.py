@@ -337,7 +337,7 @@ def test_unknown_label():
 def test_target_outside_the_kernel():
     with pytest.raises(ProgramError) as err:
         load_program(_kernel("BRA 0x100", "EXIT"), None, "bad.sass")
-    assert str(err.value) == "bad.sass:3: target 0x100 is outside kernel <anonymous>"
+    assert str(err.value) == "bad.sass:3: target 0x100 is outside kernel first"
 
 
 def test_addresses_must_follow_each_other():

@@ -127,7 +127,7 @@ class MemoryEmitter:
     def atomic(self, x, space, op, addr, value, compare, signed):
         f, u32 = self.f, self.m.u32()
         key = op if op in ATOMIC_OPCODES else (op, signed)
-        if op != "cas" and key not in ATOMIC_OPCODES:
+        if op not in ("cas", "inc", "dec") and key not in ATOMIC_OPCODES:
             raise UnsupportedInstruction(f"{x.inst.where}: atomic .{op.upper()} in '{x.inst.text}'", x.inst.opcode)
         ok, index, _, lo, hi = self._where(x, space, addr, 4)
         cond = self._guarded(x, ok, lo, hi)
@@ -137,7 +137,38 @@ class MemoryEmitter:
             ptr = self._ptr(space, index)
             if op == "cas":
                 old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(0), x.k32(0), value, compare)
+            elif op in ("inc", "dec"):
+                old = self._cas_loop(x, ptr, scope, op, value)
             else:
                 old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(0), value)
             f.store(tmp, old)
         return f.load(u32, tmp)
+
+    def _cas_loop(self, x, ptr, scope, op, limit):
+        """CUDA's wrapping atomicInc/atomicDec as a compare-and-swap loop; the old value."""
+        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
+        seen = f.local(u32)
+        done = f.local(bool_, None, m.const_bool(False))
+        f.store(done, m.const_bool(False))
+        f.store(seen, f.op("AtomicLoad", u32, ptr, scope, x.k32(0)))
+        header, body, cont, merge = (m.new_id() for _ in range(4))
+        f.op("Branch", None, header)
+        f.label(header)
+        go = f.op("LogicalNot", bool_, f.load(bool_, done))
+        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("BranchConditional", None, go, body, merge)
+        f.label(body)
+        old = f.load(u32, seen)
+        if op == "inc":
+            new = x.sel(x.cmp("ge", old, limit, False), x.k32(0), x.add(old, x.k32(1)))
+        else:
+            wrap = x.bor(x.cmp("eq", old, x.k32(0), False), x.cmp("gt", old, limit, False))
+            new = x.sel(wrap, limit, x.sub(old, x.k32(1)))
+        prev = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(0), x.k32(0), new, old)
+        f.store(done, f.op("IEqual", bool_, prev, old))
+        f.store(seen, f.op("Select", u32, f.load(bool_, done), old, prev))
+        f.op("Branch", None, cont)
+        f.label(cont)
+        f.op("Branch", None, header)
+        f.label(merge)
+        return f.load(u32, seen)

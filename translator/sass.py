@@ -90,6 +90,9 @@ def parse_listing(text: str, file: str = "<listing>", first_line: int = 1) -> di
             current.instructions.append(_parse_instruction(int(m.group(1), 16), m.group(2), file, line_no))
             continue
         m = _LABEL.match(line)
+        if m and m.group(1).startswith(".text.") and (current is None or current.name == "<anonymous>"):
+            name = m.group(1)[len(".text."):]     # a listing without its .section line
+            current = sections.setdefault(name, Section(name))
         if m and current is not None:
             name = m.group(1)
             next_pc = _next_pc(text.splitlines(), offset + 1)

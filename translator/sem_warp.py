@@ -42,14 +42,24 @@ def shfl(x: Ctx, i):
 
 
 def match(x: Ctx, i):
-    if "U64" in i.mods:
-        raise unsupported(i, "64-bit MATCH")
+    """MATCH.ANY/ALL; .U64 compares register pairs: lanes equal in both words."""
+    wide = "U64" in i.mods
     if "ANY" in i.mods:
         rd, ra = i.ops[:2]
-        x.write(rd, x.match_any(x.read(ra)))
+        if wide:
+            pair = x.read64(ra)
+            x.write(rd, x.and_(x.match_any(x.lo(pair)), x.match_any(x.hi(pair))))
+        else:
+            x.write(rd, x.match_any(x.read(ra)))
     elif "ALL" in i.mods:
         pd, rd, ra = i.ops[:3]
-        mask, ok = x.match_all(x.read(ra))
+        if wide:
+            pair = x.read64(ra)
+            (mlo, oklo), (mhi, okhi) = x.match_all(x.lo(pair)), x.match_all(x.hi(pair))
+            ok = x.band(oklo, okhi)
+            mask = x.sel(ok, mlo, x.k32(0))
+        else:
+            mask, ok = x.match_all(x.read(ra))
         x.write(rd, mask)
         x.writep(pd, ok)
     else:
@@ -57,9 +67,8 @@ def match(x: Ctx, i):
 
 
 def redux(x: Ctx, i):
-    op = next((REDUX_NAMES[m] for m in i.mods if m in REDUX_NAMES), None)
-    if op is None:
-        raise unsupported(i, "no reduction operation")
+    # nvdisasm leaves the default operation, AND, unwritten (`REDUX UR11, R4` is __reduce_and_sync)
+    op = next((REDUX_NAMES[m] for m in i.mods if m in REDUX_NAMES), "and")
     rd, ra = i.ops[:2]
     x.write(rd, x.redux(op, x.read(ra), "S32" in i.mods))
 
