@@ -46,11 +46,12 @@ class Emitter:
         self.program, self.block, self.shared_bytes = program, block, shared_bytes
         self.subgroup_vote = subgroup_vote
         self.participants = None
+        self.reachable = program.reachable
         self.mode = mode or program.mode
         self.nthreads = block[0] * block[1] * block[2]
         self.m = Module()
         self.f = Function(self.m)
-        self.const_value: dict[int, object] = {}
+        self.const_value = self.m.value_of
         self._regs: dict[tuple[str, int], int] = {}
         self._values: dict[tuple[str, int], int] = {}     # register -> SSA value within a block
         self._dirty: set[tuple[str, int]] = set()
@@ -67,7 +68,6 @@ class Emitter:
             m.emit("capability", "Capability", spirv.CAPABILITY[cap])
         m.emit("model", "MemoryModel", 0, 1)
         u32, bool_ = m.u32(), m.bool()
-        self._track_consts()
         self.ctrl = m.storage_buffer(0, "ctrl")
         self.heap = m.storage_buffer(1, "heap")
         self.sb_u32 = m.pointer("StorageBuffer", u32)
@@ -97,23 +97,9 @@ class Emitter:
         self.executed = f.local(u32, "executed", c(0))
         self.budget = self.ctrl_load(c(abi.BUDGET))
 
-    def _track_consts(self) -> None:
-        """Remember the value behind every constant id, for folding."""
-        original = self.m.const, self.m.const_bool
-
-        def const(t, value):
-            cid = original[0](t, value)
-            self.const_value[cid] = value
-            return cid
-
-        def const_bool(value):
-            cid = original[1](value)
-            self.const_value[cid] = bool(value)
-            return cid
-        self.m.const, self.m.const_bool = const, const_bool
-
     def k(self, v: int) -> int:
         return self.m.const(self.m.u32(), v & 0xFFFFFFFF)
+
 
     # ---------------------------------------------------------------- state access
     def reg(self, kind: str, n: int) -> int:
@@ -220,7 +206,7 @@ class Emitter:
         """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;
         any other pc runs ``default``, by default: it starts no block, BAD_PC."""
         f = self.f
-        blocks = self.program.blocks if blocks is None else blocks
+        blocks = self.reachable if blocks is None else blocks
         labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
         other, merge = self.m.new_id(), self.m.new_id()
         f.op("SelectionMerge", None, merge, 0)

@@ -38,10 +38,15 @@ class SpirvCtx:
 
     def _op(self, opcode, t, *args, fold=None):
         if fold is not None:
-            vals = [self._value(a) for a in args]
-            if all(v is not None for v in vals):
-                r = getattr(_FOLD, fold)(*vals)
-                return self.kb(r) if t == self.bool else (self.k64(r) if t == self.u64 else self.k32(r))
+            known = self.e.const_value
+            vals = []
+            for a in args:
+                v = known.get(a)
+                if v is None:
+                    return self.f.op(opcode, t, *args)
+                vals.append(v)
+            r = getattr(_FOLD, fold)(*vals)
+            return self.kb(r) if t == self.bool else (self.k64(r) if t == self.u64 else self.k32(r))
         return self.f.op(opcode, t, *args)
 
     # ---------------------------------------------------------------- operands

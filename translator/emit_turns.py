@@ -109,8 +109,8 @@ class TurnsWarp:
         e.memory.init_shared(cooperative=True)
         self.barrier()
         chosen_var = f.local(u32, "chosen", e.k(NONE_KEY))
-        quiet = {pc: b for pc, b in e.program.blocks.items() if b.quiet}
-        loud = {pc: b for pc, b in e.program.blocks.items() if not b.quiet}
+        quiet = {pc: b for pc, b in e.reachable.items() if b.quiet}
+        loud = {pc: b for pc, b in e.reachable.items() if not b.quiet}
         needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
                          for b in loud.values() for i in b.insts)
 

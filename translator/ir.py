@@ -86,6 +86,33 @@ class Program:
     def mode(self) -> str:
         return "turns" if self.turns else "free"
 
+    @property
+    def reachable(self) -> dict[int, Block]:
+        """The blocks control can reach from the entry (padding NOPs and the closing
+        self-branch are not emitted). A return goes to the instruction after a CALL."""
+        seen, todo = set(), [self.entry]
+        returns = [i.next_pc for i in self.insts if i.base == "CALL"]
+        while todo:
+            pc = todo.pop()
+            if pc in seen or pc not in self.blocks:
+                continue
+            seen.add(pc)
+            todo.extend(_successors(self.blocks[pc], returns))
+        return {pc: b for pc, b in self.blocks.items() if pc in seen}
+
+
+def _successors(block: Block, returns: list[int]) -> list[int]:
+    last = block.insts[-1]
+    conditional = last.guard is not None or any(o.kind in ("pred", "upred") for o in last.ops)
+    if last.base == "EXIT":
+        return [last.next_pc] if last.guard is not None else []
+    if last.base == "RET":
+        return returns + ([last.next_pc] if last.guard is not None else [])
+    if last.base in ("BRA", "CALL"):
+        falls = conditional or last.base == "CALL" or last.mods & {"DIV", "CONV"}
+        return [last.target] + ([last.next_pc] if falls else [])
+    return [last.next_pc]
+
 
 def _quiet(i: "Inst") -> bool:
     if i.spec.turns or i.spec.role in ("collective", "sync") or i.mods & {"DIV", "CONV"}:

@@ -57,6 +57,9 @@ def iadd3(x: Ctx, i):
     dst, couts, srcs, cins = split(i)
     if len(srcs) != 3:
         raise unsupported(i, "expects three sources")
+    if not couts and "X" not in i.mods:     # no carries: plain 32-bit arithmetic
+        x.write(dst[0], x.add(x.add(x.read(srcs[0]), x.read(srcs[1])), x.read(srcs[2])))
+        return
     a, b, c = (_wide(x, o) for o in srcs)
     total = x.add64(x.add64(a, b), c)
     if "X" in i.mods:
@@ -88,6 +91,9 @@ def imad(x: Ctx, i):
         if couts:
             x.writep(couts[0], carry(x, high))
         return
+    if not couts and not i.mods & {"X", "HI"}:   # no carries: plain 32-bit arithmetic
+        x.write(dst[0], x.add(x.mul(a, b), x.read(srcs[2])))
+        return
     if "HI" in i.mods:      # c is a register pair: hi32(a*b + c64)
         total = x.zext(x.hi(x.add64(x.mul64(ext(a), ext(b)), x.read64(srcs[2]))))
     else:
@@ -112,6 +118,9 @@ def lea(x: Ctx, i):
         shifted = x.zext(x.hi(x.shl64(pair, x.read(s))))
     else:
         a, b, s = srcs
+        if not couts and "X" not in i.mods:
+            x.write(dst[0], x.add(x.shl(x.read(a), x.read(s)), x.read(b)))
+            return
         shifted = x.zext(x.shl(x.read(a), x.read(s)))
     total = x.add64(shifted, _wide(x, b))
     if "X" in i.mods:

@@ -60,6 +60,8 @@ class Module:
         self._consts: dict[tuple, int] = {}
         self.interface: list[int] = []
         self._glsl: int | None = None
+        self._bool = self._u32 = self._u64 = None
+        self.value_of: dict[int, int | bool] = {}     # constant id -> its value (for folding)
 
     # ------------------------------------------------------------------ raw emission
     def new_id(self) -> int:
@@ -92,9 +94,21 @@ class Module:
         return self._types[key]
 
     def void(self): return self._type(("void",), "TypeVoid")
-    def bool(self): return self._type(("bool",), "TypeBool")
-    def u32(self): return self._type(("int", 32), "TypeInt", 32, 0)
-    def u64(self): return self._type(("int", 64), "TypeInt", 64, 0)
+
+    def bool(self):
+        if self._bool is None:
+            self._bool = self._type(("bool",), "TypeBool")
+        return self._bool
+
+    def u32(self):
+        if self._u32 is None:
+            self._u32 = self._type(("int", 32), "TypeInt", 32, 0)
+        return self._u32
+
+    def u64(self):
+        if self._u64 is None:
+            self._u64 = self._type(("int", 64), "TypeInt", 64, 0)
+        return self._u64
     def vec(self, elem, n): return self._type(("vec", elem, n), "TypeVector", elem, n)
     def func_type(self, ret): return self._type(("fn", ret), "TypeFunction", ret)
     def pointer(self, storage, t): return self._type(("ptr", storage, t), "TypePointer", STORAGE[storage], t)
@@ -115,23 +129,27 @@ class Module:
         return self._types[key]
 
     def const(self, t: int, value: int) -> int:
-        key = ("c", t, value)
-        if key not in self._consts:
+        key = (t, value)
+        cid = self._consts.get(key)
+        if cid is None:
             cid = self.new_id()
             if t == self.u64():
                 self.emit("global", "Constant", t, cid, value & 0xFFFFFFFF, (value >> 32) & 0xFFFFFFFF)
             else:
                 self.emit("global", "Constant", t, cid, value & 0xFFFFFFFF)
             self._consts[key] = cid
-        return self._consts[key]
+            self.value_of[cid] = value
+        return cid
 
     def const_bool(self, value: bool) -> int:
         key = ("b", bool(value))
-        if key not in self._consts:
+        cid = self._consts.get(key)
+        if cid is None:
             cid = self.new_id()
             self.emit("global", "ConstantTrue" if value else "ConstantFalse", self.bool(), cid)
             self._consts[key] = cid
-        return self._consts[key]
+            self.value_of[cid] = bool(value)
+        return cid
 
     # ------------------------------------------------------------------ globals
     def decorate(self, target, name, *args):
@@ -187,13 +205,18 @@ class Function:
         self.entry_label = module.new_id()
 
     def op(self, opcode: str, result_type: int | None, *operands) -> int | None:
-        words: list[int] = []
-        rid = None
-        if result_type is not None:
-            rid = self.m.new_id()
-            words = [result_type, rid]
-        words.extend(operands)
-        self.body.extend([(len(words) + 1) << 16 | OP[opcode], *words])
+        body = self.body
+        if result_type is None:
+            body.append((len(operands) + 1) << 16 | OP[opcode])
+            body.extend(operands)
+            return None
+        m = self.m
+        rid = m.bound
+        m.bound += 1
+        body.append((len(operands) + 3) << 16 | OP[opcode])
+        body.append(result_type)
+        body.append(rid)
+        body.extend(operands)
         return rid
 
     def local(self, t: int, name: str | None = None, init: int | None = None) -> int:
