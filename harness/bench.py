@@ -52,7 +52,7 @@ def measure(device, case, mode: str | None, repeat: int) -> dict:
     prep = prepare(case)
     translate_s, shader = [], None
     for _ in range(repeat):
-        shader, seconds = translate_case(prep, mode)
+        shader, seconds = translate_case(prep, mode, use_cache=False)
         translate_s.append(seconds)
     dispatch, pipeline, raw = [], [], None
     for _ in range(repeat + 1):

@@ -49,9 +49,22 @@ def prepare(case: Case, budget: int | None = None) -> Prepared:
                     budget or case.step_budget or abi.DEFAULT_BUDGET)
 
 
-def translate_case(prep: Prepared, mode: str | None = None) -> tuple[Shader, float]:
+def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
+                   use_cache: bool = True) -> tuple[Shader, float]:
+    """The case's shader (from the SPIR-V cache when it has it) and the seconds it took."""
+    from . import cache
     start = time.perf_counter()
-    shader = translate(prep.program, prep.launch.block, prep.case.shared_bytes, mode)
+    case, program = prep.case, prep.program
+    key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,
+                          subgroup_vote) if use_cache else None
+    spirv = cache.load_spirv(key) if key else None
+    if spirv is not None:
+        shader = Shader(spirv, mode or program.mode, prep.launch.block, case.shared_bytes, program.name,
+                        len(program.insts), cached=True)
+    else:
+        shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote)
+        if key:
+            cache.store_spirv(key, shader.spirv)
     return shader, time.perf_counter() - start
 
 

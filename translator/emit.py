@@ -36,6 +36,7 @@ class Shader:
     shared_bytes: int
     kernel: str
     instructions: int
+    cached: bool = False        # came from the SPIR-V cache, not from translation
 
 
 class Emitter:

@@ -1,0 +1,35 @@
+"""The SPIR-V cache: same inputs give the cached module, any change to them a new key."""
+from pathlib import Path
+
+from harness import cache
+from harness.cases import load_case
+from harness.dispatch import prepare, translate_case
+
+CASE = Path(__file__).resolve().parents[1] / "cases" / "truth" / "loop_ballot.toml"
+
+
+def test_second_translation_comes_from_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("WARPBOARD_CACHE", str(tmp_path))
+    prep = prepare(load_case(CASE))
+    first, _ = translate_case(prep)
+    again, _ = translate_case(prep)
+    assert not first.cached and again.cached
+    assert again.spirv == first.spirv and again.mode == first.mode == "turns"
+    assert len(list((tmp_path / "spirv").glob("*.spv"))) == 1
+
+
+def test_keys_cover_what_translation_reads():
+    base = cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, True)
+    assert base == cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, True)
+    for other in (cache.spirv_key("listing2", "k", (64, 1, 1), 16384, None, True),
+                  cache.spirv_key("listing", "k", (32, 1, 1), 16384, None, True),
+                  cache.spirv_key("listing", "k", (64, 1, 1), 0, None, True),
+                  cache.spirv_key("listing", "k", (64, 1, 1), 16384, "turns", True),
+                  cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, False)):
+        assert other != base
+
+
+def test_cache_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("WARPBOARD_CACHE", "off")
+    prep = prepare(load_case(CASE))
+    assert not translate_case(prep)[0].cached and not translate_case(prep)[0].cached
