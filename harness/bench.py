@@ -62,11 +62,13 @@ def measure(device, case, mode: str | None, repeat: int) -> dict:
     threads = case.total_threads
     c = raw.counters
     per_thread = c["instructions"] / threads
-    row = {"case": case.id, "mode": shader.mode, "outcome": raw.outcome,
+    row = {"case": case.id, "mode": shader.mode, "outcome": raw.outcome, "blocks": case.num_blocks,
            "sass_instructions": len(prep.program.insts), "translate_s": spread(translate_s),
            "pipeline_s": pipeline[0], "first_dispatch_s": dispatch[0], "dispatch_s": spread(dispatch[1:]),
            "instructions_per_thread": per_thread, "turns": c["turns"], "barriers": c["barriers"],
            "barriers_per_instruction": c["barriers"] / max(1e-9, per_thread * case.num_blocks),
+           "warp_instructions": c["instructions"] / 32,
+           "barriers_per_warp_instruction": c["barriers"] / max(1e-9, c["instructions"] / 32),
            "checksum": sum(struct.unpack(f"<{len(raw.buffers[0]) // 4}I", raw.buffers[0])) if raw.buffers else None}
     expected = case.provenance.get("checksum")
     if expected is not None:
@@ -110,13 +112,15 @@ def summarise(rows: list[dict], walls: dict[str, float]) -> dict:
                 ratios.setdefault(r["device"], []).append(
                     (r["case"], r["dispatch_s"]["median"] / max(1e-9, free["dispatch_s"]["median"])))
     turns_rows = [r for r in library if r["mode"] == "turns"]
-    instr = sum(r["instructions_per_thread"] for r in turns_rows)
+    instr = sum(r["instructions_per_thread"] * r["blocks"] for r in turns_rows)
+    warp_instr = sum(r["warp_instructions"] for r in turns_rows)
     translated = sum(r["sass_instructions"] for r in library)
     seconds = sum(r["translate_s"]["median"] for r in library)
     return {
         "turns_over_free": {d: {"median": statistics.median(v for _, v in vs), "max": max(v for _, v in vs),
                                 "cases": dict(vs)} for d, vs in ratios.items()},
         "barriers_per_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, instr),
+        "barriers_per_warp_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, warp_instr),
         "translate_instructions_per_s": translated / max(1e-9, seconds),
         "device_wall_s": walls,
         "targets": TARGETS,

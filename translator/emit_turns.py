@@ -337,7 +337,8 @@ class TurnsWarp:
         gone = x.or_(x.or_(self.ld("exited", e.warp_id), self.ld("brk", slot)), self.ld("yielding", e.warp_id))
         missing = x.and_(x.and_(f.load(u32, e.barrier_reg(barrier)), self.lanes), x.not_(x.or_(present, gone)))
         ok = x.cmp("eq", missing, x.k32(0), False)
-        self.barrier()      # every lane has read the masks before any lane updates them
+        # no barrier needed: a lane updates only its own bits, and its warp-mates in this turn
+        # count it as present whatever its bits say
         with f.if_(x.band(x.en, ok)):
             self.atomic("AtomicOr", "brk", slot, self.bit)
             self.atomic("AtomicAnd", "yielding", e.warp_id, x.not_(self.bit))
