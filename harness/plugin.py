@@ -26,7 +26,8 @@ def pytest_addoption(parser):
                     help="do not run cases on the CPU reference interpreter")
     group.addoption("--case-timeout", type=float, default=60.0, dest="wb_timeout",
                     help="seconds per case before its worker is killed")
-    group.addoption("--expectations", dest="wb_expectations", help="expected-failures file (XFAIL)")
+    group.addoption("--expectations", dest="wb_expectations",
+                    help="expected-failures file (XFAIL); default ci/expectations.txt under the rootdir")
 
 
 def _configs(config):
@@ -78,6 +79,8 @@ class CaseItem(pytest.Item):
         result = engine.run_in_worker(workers[self.device_id], self.case, self.device_id,
                                       self.device.index if self.device else None, options)
         path = self.config.getoption("wb_expectations")
+        default = Path(str(self.config.rootpath)) / "ci" / "expectations.txt"
+        path = path or (str(default) if default.is_file() else None)
         expected = load_expectations(path).expected(self.case.id, self.device_id) if path else None
         from .results import apply_expectation
         status = apply_expectation(result.status, expected)

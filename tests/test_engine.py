@@ -1,0 +1,51 @@
+"""The engine's decisions: repeats that differ are FLAKY; a listing error is one cell."""
+from harness.engine import _fold_repeats, run_case
+from harness.cases import load_case
+from harness.results import CaseResult, Mismatch, Status
+
+
+def _cell(status, actual=None):
+    mismatches = [Mismatch("out", 3, 5, actual)] if actual is not None else []
+    return CaseResult("c", "d", status, message="m", mismatches=mismatches)
+
+
+def test_repeats_that_agree_keep_their_status():
+    assert _fold_repeats([_cell(Status.PASS), _cell(Status.PASS)]).status is Status.PASS
+    assert _fold_repeats([_cell(Status.FAIL, 7), _cell(Status.FAIL, 7)]).status is Status.FAIL
+
+
+def test_repeats_that_differ_are_flaky():
+    folded = _fold_repeats([_cell(Status.PASS), _cell(Status.FAIL, 7), _cell(Status.PASS)])
+    assert folded.status is Status.FLAKY
+    assert folded.message.startswith("differs between 3 runs: FAIL, PASS")
+    assert _fold_repeats([_cell(Status.FAIL, 7), _cell(Status.FAIL, 8)]).status is Status.FLAKY
+
+
+def test_unknown_opcode_is_unsupported_and_names_it(tmp_path):
+    text = (tmp_path / "x.toml")
+    text.write_text('''name = "x"
+summary = "uses an opcode the table lacks"
+tags = ["unsupported"]
+sass = """
+.text.x:
+        /*0000*/                   FROB.X R0, R1 ;
+        /*0010*/                   EXIT ;
+"""
+[provenance]
+expected = "derived"
+derivation = "never runs"
+listing = "hand-written"
+[launch]
+grid = 1
+block = 32
+[[buffers]]
+name = "out"
+words = 1
+init = 0
+expected = [0]
+[[params]]
+buffer = "out"
+''')
+    result = run_case(load_case(text), "interp")
+    assert result.status is Status.UNSUPPORTED
+    assert result.message.endswith("x.toml:7: unknown opcode FROB.X")
