@@ -48,4 +48,4 @@ buffer = "out"
 ''')
     result = run_case(load_case(text), "interp")
     assert result.status is Status.UNSUPPORTED
-    assert result.message.endswith("x.toml:7: unknown opcode FROB.X")
+    assert result.message.endswith("x.toml:6: unknown opcode FROB.X")
