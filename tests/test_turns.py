@@ -1,0 +1,58 @@
+"""Turns mode on both back ends: uneven branches, nested BSSY, early exit and spin-waits
+give the per-thread words recorded on the chip (or derived), and the fairness rule is what
+lets a spinner placed before its producer finish."""
+from pathlib import Path
+
+import pytest
+
+from harness import devices
+from harness.cases import load_case
+from harness.engine import Options, run_case
+from harness.results import Status
+from translator import schedule
+
+CASES = Path(__file__).resolve().parents[1] / "cases"
+TURNS_CASES = ["truth/uneven_branch_ballot", "branches/uneven_if_chain", "bssy/nested_if4",
+               "bssy/hand_nested4_break", "truth/nested_rejoin_masks", "exit/exit_inside_divergence",
+               "exit/exit_in_nested_loops", "truth/exit_in_loop", "truth/early_return_vote",
+               "spin/spinner_first_no_yield", "spin/inter_warp_shared_spinner_first", "spin/cas_lock"]
+pytestmark = pytest.mark.xdist_group("lavapipe-w8")
+
+
+@pytest.fixture(scope="module")
+def device():
+    if not devices.discover():
+        pytest.skip("no Vulkan device")
+    from harness import vk
+    with vk.Device(0) as dev:
+        yield dev
+
+
+def _case(case_id):
+    return load_case(CASES / f"{case_id}.toml", CASES)
+
+
+@pytest.mark.parametrize("case_id", TURNS_CASES)
+@pytest.mark.parametrize("backend", ["interp", "vulkan"])
+def test_every_thread_gets_the_recorded_words(case_id, backend, request):
+    dev = request.getfixturevalue("device") if backend == "vulkan" else None
+    result = run_case(_case(case_id), backend, dev)
+    assert result.mode == "turns"
+    assert result.status is Status.PASS, result.message
+    assert result.mismatch_count == 0 and result.turns > 0
+
+
+def test_without_the_yield_rule_the_spinner_starves_its_producer(monkeypatch):
+    case = _case("spin/spinner_first_no_yield")
+    monkeypatch.setattr(schedule, "after_block", lambda t, block: None)
+    result = run_case(case, "interp", None, Options(budget=500))
+    assert result.status is Status.LIVELOCK
+    assert "0x0030" in result.message and "threads 3" in result.message
+
+
+def test_a_kernel_that_never_ends_is_livelock_naming_pcs_and_threads(device):
+    case = _case("spin/never_ends")
+    for dev, backend in ((None, "interp"), (device, "vulkan")):
+        result = run_case(case, backend, dev)
+        assert result.status is Status.LIVELOCK, result.message
+        assert "step budget of 2000" in result.message and "pc" in result.message and "thread" in result.message
