@@ -240,6 +240,26 @@ class Emitter:
         return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
                       len(self.program.insts))
 
+    def emit_strided(self, count: int, body) -> None:
+        """``for (i = tid; i < count; i += threads) body(i)``: each thread a strided share."""
+        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
+        i = f.local(u32)
+        f.store(i, self.tid)
+        header, block, cont, merge = (m.new_id() for _ in range(4))
+        f.op("Branch", None, header)
+        f.label(header)
+        cur = f.load(u32, i)
+        go = f.op("ULessThan", bool_, cur, self.k(count))
+        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("BranchConditional", None, go, block, merge)
+        f.label(block)
+        body(cur)
+        f.op("Branch", None, cont)
+        f.label(cont)
+        f.store(i, f.op("IAdd", u32, cur, self.k(self.nthreads)))
+        f.op("Branch", None, header)
+        f.label(merge)
+
     def emit_loop(self, check, body, chunk: int = 16384) -> None:
         """``while (check()) body();`` as two nested loops of at most ``chunk`` iterations each.
 

@@ -28,23 +28,9 @@ class MemoryEmitter:
         """Zero shared memory, each thread a strided share (turns mode: before the first barrier)."""
         if not cooperative:
             return
-        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        i = f.local(u32, "zero_i")
-        f.store(i, e.tid)
-        header, body, cont, merge = (self.m.new_id() for _ in range(4))
-        f.op("Branch", None, header)
-        f.label(header)
-        cur = f.load(u32, i)
-        go = f.op("ULessThan", bool_, cur, e.k(self.shared_words))
-        f.op("LoopMerge", None, merge, cont, 0)
-        f.op("BranchConditional", None, go, body, merge)
-        f.label(body)
-        f.store(f.op("AccessChain", self.wg_u32, self.smem, cur), e.k(0))
-        f.op("Branch", None, cont)
-        f.label(cont)
-        f.store(i, f.op("IAdd", u32, cur, e.k(e.nthreads)))
-        f.op("Branch", None, header)
-        f.label(merge)
+        e, f = self.e, self.f
+        e.emit_strided(self.shared_words,
+                       lambda i: f.store(f.op("AccessChain", self.wg_u32, self.smem, i), e.k(0)))
 
     # ---------------------------------------------------------------- addressing
     def _global(self, x, addr, nbytes):

@@ -82,25 +82,13 @@ class TurnsWarp:
         """Every thread initialises a strided share of the bookkeeping arrays."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         longest = max(size for _, size, init in self.arrays.values() if init is not None)
-        i = f.local(u32, "fill_i")
-        f.store(i, e.tid)
-        header, body, cont, merge = (self.m.new_id() for _ in range(4))
-        f.op("Branch", None, header)
-        f.label(header)
-        cur = f.load(u32, i)
-        go = f.op("ULessThan", bool_, cur, e.k(longest))
-        f.op("LoopMerge", None, merge, cont, 0)
-        f.op("BranchConditional", None, go, body, merge)
-        f.label(body)
-        for name, (_, size, init) in self.arrays.items():
-            if init is not None:
-                with f.if_(f.op("ULessThan", bool_, cur, e.k(size))):
-                    self.st(name, cur, e.k(init))
-        f.op("Branch", None, cont)
-        f.label(cont)
-        f.store(i, f.op("IAdd", u32, cur, e.k(e.nthreads)))
-        f.op("Branch", None, header)
-        f.label(merge)
+
+        def fill(i):
+            for name, (_, size, init) in self.arrays.items():
+                if init is not None:
+                    with f.if_(f.op("ULessThan", bool_, i, e.k(size))):
+                        self.st(name, i, e.k(init))
+        e.emit_strided(longest, fill)
 
     # ---------------------------------------------------------------- the turn loop
     def emit_main(self) -> None:
