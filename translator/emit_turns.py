@@ -45,7 +45,7 @@ class TurnsWarp:
         for name, size, init in (("vote", 3, NONE_KEY), ("keys", 2 * self.n, NONE_KEY), ("live", 1, e.nthreads), ("exited", self.warps, 0),
                                  ("wsync", self.warps, 0), ("released", self.warps, 0), ("yielding", self.warps, 0),
                                  ("brk", self.warps * 16, 0), ("masks", 3 * self.warps * 2, 0),
-                                 ("vals", 3 * self.n, None), ("bar", 16 * BAR_FIELDS, 0)):
+                                 ("vals", 3 * self.n, 0), ("bar", 16 * BAR_FIELDS, 0)):
             var = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_" + name)
             self.arrays[name] = (var, size, init)
         f = self.f
@@ -181,14 +181,12 @@ class TurnsWarp:
     def _participants(self):
         """From the keys every thread published before the vote: no barrier needed."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        base = f.op("ShiftLeftLogical", u32, e.warp_id, e.k(5))
+        # lanes past the block's end never publish: their slots keep NONE_KEY from the fill
+        base = f.op("IAdd", u32, self.keys_base, f.op("ShiftLeftLogical", u32, e.warp_id, e.k(5)))
         mask = e.k(0)
         for lane in range(32):
-            src = f.op("IAdd", u32, base, e.k(lane))
-            exists = f.op("ULessThan", bool_, src, e.k(e.nthreads))
-            k = self.ld("keys", f.op("IAdd", u32, self.keys_base, f.op("Select", u32, exists, src, e.tid)))
-            here = f.op("LogicalAnd", bool_, exists,
-                        f.op("IEqual", bool_, f.op("BitwiseAnd", u32, k, e.k(PC_MASK)), self.cpc))
+            k = self.ld("keys", f.op("IAdd", u32, base, e.k(lane)))
+            here = f.op("IEqual", bool_, f.op("BitwiseAnd", u32, k, e.k(PC_MASK)), self.cpc)
             mask = f.op("BitwiseOr", u32, mask, f.op("Select", u32, here, e.k(1 << lane), e.k(0)))
         return mask
 
@@ -237,12 +235,9 @@ class TurnsWarp:
         return bal
 
     def _lane_value(self, x, vbase, lane):
-        """The value lane ``lane`` (an id) of this warp offered; 0 past the block's end."""
-        e = self.e
-        src = x.add(x.shl(e.warp_id, x.k32(5)), lane)
-        exists = x.cmp("lt", src, x.k32(e.nthreads), False)
-        v = self.ld("vals", x.add(vbase, x.sel(exists, src, e.tid)))
-        return x.sel(exists, v, x.k32(0))
+        """The value lane ``lane`` (an id) of this warp offered; 0 past the block's end
+        (those slots are never written after the fill)."""
+        return self.ld("vals", x.add(x.add(vbase, x.shl(self.e.warp_id, x.k32(5))), lane))
 
     def shfl(self, x, mode, value, b, c):
         e = self.e
