@@ -364,8 +364,10 @@ class Device:
     ``validate=True`` every new module goes through spirv-val first (outside pipeline_s).
     """
 
-    def __init__(self, index: int = 0, validate: bool = False) -> None:
+    def __init__(self, index: int = 0, validate: bool = False, cache_dir=None) -> None:
         self.validate = validate
+        self._cache_dir = cache_dir      # where the VkPipelineCache is kept between runs
+        self._cache = self._cache_path = None
         self._device = self._pool = None
         self._pipelines: dict[tuple, _Pipeline] = {}
         self._unusable: str | None = None
@@ -395,6 +397,34 @@ class Device:
         pool_info = _v.VkCommandPoolCreateInfo(queueFamilyIndex=self._family)
         self._pool = _call("vkCreateCommandPool", self._device, pool_info, None)
         self._memory_type = self._host_memory_type()
+        self._open_pipeline_cache()
+
+    def _open_pipeline_cache(self) -> None:
+        """A VkPipelineCache seeded from disk, keyed by the driver's pipelineCacheUUID."""
+        from pathlib import Path
+        if self._cache_dir is None:
+            return
+        props = _v.vkGetPhysicalDeviceProperties(self._pd)
+        uuid = bytes(props.pipelineCacheUUID).hex()
+        self._cache_path = Path(self._cache_dir) / f"{props.vendorID:04x}-{props.deviceID:04x}-{uuid}.bin"
+        data = self._cache_path.read_bytes() if self._cache_path.is_file() else b""
+        initial = _ffi.from_buffer(data) if data else None   # kept alive until the call returns
+        info = _v.VkPipelineCacheCreateInfo(initialDataSize=len(data), pInitialData=initial)
+        self._cache = _call("vkCreatePipelineCache", self._device, info, None)
+
+    def _save_pipeline_cache(self) -> None:
+        """Write the cache's data back (atomically); a failure only loses the cache."""
+        lib = _v._vulkan.lib
+        size = _ffi.new("size_t *")
+        if lib.vkGetPipelineCacheData(self._device, self._cache, size, _ffi.NULL) != 0 or not size[0]:
+            return
+        buf = _ffi.new("char[]", size[0])
+        if lib.vkGetPipelineCacheData(self._device, self._cache, size, buf) != 0:
+            return
+        self._cache_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._cache_path.with_suffix(f".{id(self)}.tmp")
+        tmp.write_bytes(_ffi.buffer(buf, size[0])[:])
+        tmp.replace(self._cache_path)
 
     def _compute_family(self) -> int:
         families = _v.vkGetPhysicalDeviceQueueFamilyProperties(self._pd)
@@ -459,6 +489,13 @@ class Device:
             for p in self._pipelines.values():
                 self._destroy_pipeline(p)
             self._pipelines.clear()
+            if self._cache is not None:
+                try:
+                    self._save_pipeline_cache()
+                except OSError:
+                    pass
+                _v.vkDestroyPipelineCache(self._device, self._cache, None)
+                self._cache = None
             if self._pool is not None:
                 _v.vkDestroyCommandPool(self._device, self._pool, None)
             _v.vkDestroyDevice(self._device, None)
@@ -518,7 +555,7 @@ class Device:
         create_info = _v.VkComputePipelineCreateInfo(stage=stage, layout=p.layout,
                                                      basePipelineIndex=-1)
         create_infos = [create_info]
-        pipelines = _call("vkCreateComputePipelines", dev, None, 1, create_infos, None)
+        pipelines = _call("vkCreateComputePipelines", dev, self._cache, 1, create_infos, None)
         p.pipeline = pipelines[0]
 
     # ------------------------------------------------------------------ running

@@ -316,8 +316,9 @@ def cached_device(index: int = 0):
     exits normally.
     """
     if index not in _DEVICES:
-        from harness import vk  # imported here: the parent never needs Vulkan
-        _DEVICES[index] = vk.Device(index)
+        from harness import cache, vk  # imported here: the parent never needs Vulkan
+        root = cache.cache_dir()
+        _DEVICES[index] = vk.Device(index, cache_dir=root / "pipelines" if root else None)
     return _DEVICES[index]
 
 

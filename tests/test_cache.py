@@ -33,3 +33,19 @@ def test_cache_off(tmp_path, monkeypatch):
     monkeypatch.setenv("WARPBOARD_CACHE", "off")
     prep = prepare(load_case(CASE))
     assert not translate_case(prep)[0].cached and not translate_case(prep)[0].cached
+
+
+def test_pipeline_cache_is_kept_between_devices(tmp_path):
+    import pytest
+    from harness import vk
+    if not vk.list_devices():
+        pytest.skip("no Vulkan device")
+    prep = prepare(load_case(CASE))
+    shader, _ = translate_case(prep, use_cache=False)
+    from harness.dispatch import run_vulkan
+    with vk.Device(0, cache_dir=tmp_path) as dev:
+        assert run_vulkan(dev, prep, shader).outcome == "ok"
+    saved = list(tmp_path.glob("*.bin"))
+    assert len(saved) == 1 and saved[0].stat().st_size >= 16       # at least the cache header
+    with vk.Device(0, cache_dir=tmp_path) as dev:                   # seeded from the file
+        assert run_vulkan(dev, prep, shader).outcome == "ok"
