@@ -9,7 +9,6 @@ import importlib.util
 import json
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = json.loads((ROOT / "tests/fixtures/github_comments_exchange.json").read_text())

@@ -20,7 +20,6 @@ import pytest
 from harness.cases import BufferSpec, Case, Param
 from harness.dispatch import prepare, run_interpreter, run_vulkan, translate_case
 from translator import abi
-from translator.errors import UnsupportedInstruction
 
 M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 EDGE = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]

@@ -69,7 +69,7 @@ class MemoryEmitter:
 
     def _guarded(self, x, ok, lo, hi):
         """(condition for the access, after recording a FAULT for the threads that miss)."""
-        e, f, bool_ = self.e, self.f, self.m.bool()
+        e = self.e
         fault = x.band(x.en, x.bnot(ok))
         if e.const_value.get(fault) is not False:
             e.record_status(abi.FAULT, fault, e.k(x.inst.pc), lo, hi)

@@ -80,7 +80,7 @@ class TurnsWarp:
 
     def _fill(self):
         """Every thread initialises a strided share of the bookkeeping arrays."""
-        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        e, f, bool_ = self.e, self.f, self.m.bool()
         longest = max(size for _, size, init in self.arrays.values() if init is not None)
 
         def fill(i):
@@ -92,7 +92,7 @@ class TurnsWarp:
 
     # ---------------------------------------------------------------- the turn loop
     def emit_main(self) -> None:
-        e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         self._fill()
         e.memory.init_shared(cooperative=True)
         self.barrier()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from . import abi
 from .errors import TranslatorError, UnsupportedInstruction
 
 M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF

@@ -55,7 +55,7 @@ def match(x: Ctx, i):
         pd, rd, ra = i.ops[:3]
         if wide:
             pair = x.read64(ra)
-            (mlo, oklo), (mhi, okhi) = x.match_all(x.lo(pair)), x.match_all(x.hi(pair))
+            (mlo, oklo), (_, okhi) = x.match_all(x.lo(pair)), x.match_all(x.hi(pair))
             ok = x.band(oklo, okhi)
             mask = x.sel(ok, mlo, x.k32(0))
         else:
