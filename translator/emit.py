@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import abi, schedule
+from . import abi
 from .emit_ctx import SpirvCtx
 from .emit_mem import MemoryEmitter
 from .emit_turns import FreeWarp, TurnsWarp
@@ -337,4 +337,4 @@ def translate(program: Program, block: tuple[int, int, int], shared_bytes: int =
     return Emitter(program, block, shared_bytes, mode, subgroup_vote).build()
 
 
-__all__ = ["translate", "Shader", "Emitter", "schedule"]
+__all__ = ["translate", "Shader", "Emitter"]
