@@ -56,3 +56,19 @@ def test_a_kernel_that_never_ends_is_livelock_naming_pcs_and_threads(device):
         result = run_case(case, backend, dev)
         assert result.status is Status.LIVELOCK, result.message
         assert "step budget of 2000" in result.message and "pc" in result.message and "thread" in result.message
+
+
+def test_both_back_ends_take_the_same_turns(device):
+    """The emitter and the interpreter implement one schedule: every turns-mode case of the
+    library takes exactly as many turns on both (and passes on both)."""
+    from harness.cases import discover_cases
+    checked = 0
+    for case in discover_cases(CASES):
+        cpu = run_case(case, "interp")
+        if cpu.mode != "turns" or cpu.status is not Status.PASS:
+            continue
+        gpu = run_case(case, "vulkan", device)
+        assert gpu.status is Status.PASS, f"{case.id}: {gpu.message}"
+        assert gpu.turns == cpu.turns, f"{case.id}: {gpu.turns} turns on Vulkan, {cpu.turns} in the interpreter"
+        checked += 1
+    assert checked >= 60

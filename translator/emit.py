@@ -181,8 +181,9 @@ class Emitter:
         self.warp.on_exit(cond)
 
     # ---------------------------------------------------------------- blocks
-    def emit_block(self, block: Block, active: int) -> None:
-        """The code of one basic block; ``active`` says which threads it moves."""
+    def emit_block(self, block: Block, active: int, free: bool = False) -> None:
+        """The code of one basic block; ``active`` says which threads it moves; a thread
+        running quiet blocks on its own (``free``) does not yield when it loops back."""
         f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
         self.block_active = active
         self._values, self._dirty = {}, set()
@@ -200,10 +201,11 @@ class Emitter:
         keep = f.op("LogicalAnd", bool_, active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
         new_pc = f.load(u32, self.next_pc)
         f.store(self.pc, f.op("Select", u32, keep, new_pc, f.load(u32, self.pc)))
-        back = f.op("LogicalAnd", bool_, keep, f.op("ULessThanEqual", bool_, new_pc, self.k(block.pc)))
-        f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
+        if not free and self.mode == "turns":
+            back = f.op("LogicalAnd", bool_, keep, f.op("ULessThanEqual", bool_, new_pc, self.k(block.pc)))
+            f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
-    def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None) -> None:
+    def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None, free=False) -> None:
         """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;
         any other pc runs ``default``, by default: it starts no block, BAD_PC."""
         f = self.f
@@ -215,7 +217,7 @@ class Emitter:
         for pc, lab in labels.items():
             f.label(lab)
             if pc in blocks:
-                self.emit_block(blocks[pc], active_for(pc))
+                self.emit_block(blocks[pc], active_for(pc), free)
             f.op("Branch", None, merge)
         f.label(other)
         if default is not None:

@@ -81,7 +81,6 @@ class Interpreter:
         threads = [Thread.make(t, (t % bx, t // bx % by, t // (bx * by)), ctaid, self.program.entry)
                    for t in range(bx * by * bz)]
         cta = Cta(threads, bytearray(self.shared_bytes))
-        self.free_run(cta, threads)
         turns = 0
         while True:
             key = schedule.pick(threads)

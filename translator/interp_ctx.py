@@ -346,11 +346,11 @@ class ThreadCtx:
 
     # control
     def jump(self, target, taken=None):
-        if self.en and (taken is None or taken):
+        if self.en and not self.gather and (taken is None or taken):
             self.t.new_pc = target
 
     def exit(self):
-        if self.en:
+        if self.en and not self.gather:
             self.t.exited = True
 
     def bssy(self, barrier):
@@ -367,7 +367,7 @@ class ThreadCtx:
             self.cta.brk[key] = self.cta.brk.get(key, 0) | 1 << self.t.lane
 
     def yield_(self):
-        if self.en:
+        if self.en and not self.gather:
             self.t.yielded = True
             self.cta.yielding[self.t.warp] = self.cta.yielding.get(self.t.warp, 0) | 1 << self.t.lane
 
