@@ -53,6 +53,7 @@ class Emitter:
         self.m = Module()
         self.f = Function(self.m)
         self.const_value = self.m.value_of
+        self._k: dict[int, int] = {}
         self._regs: dict[tuple[str, int], int] = {}
         self._values: dict[tuple[str, int], int] = {}     # register -> SSA value within a block
         self._dirty: set[tuple[str, int]] = set()
@@ -99,7 +100,12 @@ class Emitter:
         self.budget = self.ctrl_load(c(abi.BUDGET))
 
     def k(self, v: int) -> int:
-        return self.m.const(self.m.u32(), v & 0xFFFFFFFF)
+        """The id of a 32-bit constant."""
+        v &= 0xFFFFFFFF
+        cid = self._k.get(v)
+        if cid is None:
+            cid = self._k[v] = self.m.const(self.m.u32(), v)
+        return cid
 
 
     # ---------------------------------------------------------------- state access

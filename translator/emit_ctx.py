@@ -29,7 +29,7 @@ class SpirvCtx:
         self._active = None
 
     # ---------------------------------------------------------------- constants and folding
-    def k32(self, v): return self.m.const(self.u32, v & 0xFFFFFFFF)
+    def k32(self, v): return self.e.k(v)
     def k64(self, v): return self.m.const(self.u64, v & 0xFFFFFFFFFFFFFFFF)
     def kb(self, v): return self.m.const_bool(bool(v))
 
@@ -115,12 +115,21 @@ class SpirvCtx:
             self._put(o.kind, o.value, self.bool, v)
 
     # ---------------------------------------------------------------- arithmetic
-    def add(self, a, b): return self._op("IAdd", self.u32, a, b, fold="add")
+    def _identity(self, a, b, neutral):
+        """``a op b`` when one side is the operation's neutral constant: the other side."""
+        known = self.e.const_value
+        if known.get(b) == neutral and b in known:
+            return a
+        if known.get(a) == neutral and a in known:
+            return b
+        return None
+
+    def add(self, a, b): return self._identity(a, b, 0) or self._op("IAdd", self.u32, a, b, fold="add")
     def sub(self, a, b): return self._op("ISub", self.u32, a, b, fold="sub")
-    def mul(self, a, b): return self._op("IMul", self.u32, a, b, fold="mul")
-    def and_(self, a, b): return self._op("BitwiseAnd", self.u32, a, b, fold="and_")
-    def or_(self, a, b): return self._op("BitwiseOr", self.u32, a, b, fold="or_")
-    def xor(self, a, b): return self._op("BitwiseXor", self.u32, a, b, fold="xor")
+    def mul(self, a, b): return self._identity(a, b, 1) or self._op("IMul", self.u32, a, b, fold="mul")
+    def and_(self, a, b): return self._identity(a, b, 0xFFFFFFFF) or self._op("BitwiseAnd", self.u32, a, b, fold="and_")
+    def or_(self, a, b): return self._identity(a, b, 0) or self._op("BitwiseOr", self.u32, a, b, fold="or_")
+    def xor(self, a, b): return self._identity(a, b, 0) or self._op("BitwiseXor", self.u32, a, b, fold="xor")
     def not_(self, a): return self._op("Not", self.u32, a, fold="not_")
     def popc(self, a): return self._op("BitCount", self.u32, a, fold="popc")
     def brev(self, a): return self._op("BitReverse", self.u32, a, fold="brev")
@@ -129,6 +138,10 @@ class SpirvCtx:
         vals = (self._value(a), self._value(n))
         if None not in vals:
             return self._op(opcode, t, a, n, fold=fold)
+        if vals[1] is not None and vals[1] < width:     # a constant amount: the plain shift
+            if vals[1] == 0:
+                return a
+            return self.f.op(opcode, t, a, n if t == self.u32 else self.k64(vals[1]))
         nn = n if t == self.u32 else self.zext(n)
         masked = self.f.op("BitwiseAnd", t, nn, self.k32(width - 1) if t == self.u32 else self.k64(width - 1))
         shifted = self.f.op(opcode, t, a, masked)
@@ -159,8 +172,8 @@ class SpirvCtx:
             return a if cv else b
         return self.f.op("Select", self.u32, c, a, b)
 
-    def band(self, a, b): return self._op("LogicalAnd", self.bool, a, b, fold="band")
-    def bor(self, a, b): return self._op("LogicalOr", self.bool, a, b, fold="bor")
+    def band(self, a, b): return self._identity(a, b, True) or self._op("LogicalAnd", self.bool, a, b, fold="band")
+    def bor(self, a, b): return self._identity(a, b, False) or self._op("LogicalOr", self.bool, a, b, fold="bor")
     def bxor(self, a, b): return self._op("LogicalNotEqual", self.bool, a, b, fold="bxor")
     def bnot(self, a): return self._op("LogicalNot", self.bool, a, fold="bnot")
 

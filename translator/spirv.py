@@ -71,13 +71,15 @@ class Module:
     def emit(self, section: str, opcode: str, *operands) -> None:
         words: list[int] = []
         for o in operands:
-            if isinstance(o, str):
-                words.extend(_string(o))
-            elif isinstance(o, (list, tuple)):
-                words.extend(o)
-            else:
+            if type(o) is int:
                 words.append(o)
-        self.sections[section].extend([(len(words) + 1) << 16 | OP[opcode], *words])
+            elif isinstance(o, str):
+                words.extend(_string(o))
+            else:
+                words.extend(o)
+        out = self.sections[section]
+        out.append((len(words) + 1) << 16 | OP[opcode])
+        out.extend(words)
 
     def assemble(self) -> bytes:
         words = [0x07230203, VERSION_1_3, 0, self.bound, 0]
