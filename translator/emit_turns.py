@@ -13,6 +13,7 @@ from .errors import UnsupportedInstruction
 from .schedule import NONE_KEY, PC_MASK, WAIT_BIT, YIELD_BIT
 
 BAR_FIELDS = 5          # count, popc, generation, result popc, result count
+WORDS = 3               # per warp and slot: lanes present, lanes whose predicate holds, reduction
 
 
 class FreeWarp:
@@ -44,7 +45,7 @@ class TurnsWarp:
         self.arrays = {}
         for name, size, init in (("vote", 3, NONE_KEY), ("keys", 2 * self.n, NONE_KEY), ("live", 1, e.nthreads), ("exited", self.warps, 0),
                                  ("wsync", self.warps, 0), ("released", self.warps, 0), ("yielding", self.warps, 0),
-                                 ("brk", self.warps * 16, 0), ("masks", 3 * self.warps * 2, 0),
+                                 ("brk", self.warps * 16, 0), ("masks", 3 * self.warps * WORDS, 0),
                                  ("vals", 3 * self.n, 0), ("bar", 16 * BAR_FIELDS, 0)):
             var = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_" + name)
             self.arrays[name] = (var, size, init)
@@ -197,16 +198,20 @@ class TurnsWarp:
             self.atomic("AtomicOr", "exited", e.warp_id, self.bit)
 
     # ---------------------------------------------------------------- collectives
-    def _exchange(self, x, en, pred=None, value=None):
-        """One rendezvous: (mask of lanes with en, mask of those with pred, value slot base)."""
+    def _exchange(self, x, en, pred=None, value=None, reduce=None):
+        """One rendezvous: (mask of lanes with en, mask of those with pred, value slot base,
+        reduction). ``reduce`` is (atomic opcode, word): the word of every lane with en is
+        combined by that atomic, whose neutral value is 0."""
         e, f, u32 = self.e, self.f, self.m.u32()
         coll = f.load(u32, self.coll)
         f.store(self.coll, x.add(coll, x.k32(1)))
         slot = f.op("UMod", u32, coll, e.k(3))
-        mbase = x.add(x.mul(slot, x.k32(2 * self.warps)), x.shl(e.warp_id, x.k32(1)))
+        mbase = x.add(x.mul(slot, x.k32(WORDS * self.warps)), x.mul(e.warp_id, x.k32(WORDS)))
         if e.const_value.get(en) is not False:
             with f.if_(en):
                 self.atomic("AtomicOr", "masks", mbase, self.bit)
+                if reduce is not None:
+                    self.atomic(reduce[0], "masks", x.add(mbase, x.k32(2)), reduce[1])
         if pred is not None:
             with f.if_(x.band(en, pred)):
                 self.atomic("AtomicOr", "masks", x.add(mbase, x.k32(1)), self.bit)
@@ -216,12 +221,13 @@ class TurnsWarp:
         self.barrier()
         act = self.ld("masks", mbase)
         bal = self.ld("masks", x.add(mbase, x.k32(1))) if pred is not None else None
-        old = x.add(x.mul(f.op("UMod", u32, x.add(coll, x.k32(2)), e.k(3)), x.k32(2 * self.warps)),
-                    x.shl(e.warp_id, x.k32(1)))
+        red = self.ld("masks", x.add(mbase, x.k32(2))) if reduce is not None else None
+        old = x.add(x.mul(f.op("UMod", u32, x.add(coll, x.k32(2)), e.k(3)), x.k32(WORDS * self.warps)),
+                    x.mul(e.warp_id, x.k32(WORDS)))
         with f.if_(x.cmp("eq", e.lane, x.k32(0), False)):
-            self.st("masks", old, x.k32(0))
-            self.st("masks", x.add(old, x.k32(1)), x.k32(0))
-        return act, bal, vbase
+            for k in range(WORDS):
+                self.st("masks", x.add(old, x.k32(k)), x.k32(0))
+        return act, bal, vbase, red
 
     def active(self, x):
         if x._active is None:
@@ -230,7 +236,7 @@ class TurnsWarp:
         return x._active
 
     def ballot(self, x, p):
-        act, bal, _ = self._exchange(x, x.en, pred=p)
+        act, bal, _, _ = self._exchange(x, x.en, pred=p)
         x._active = act
         return bal
 
@@ -241,7 +247,7 @@ class TurnsWarp:
 
     def shfl(self, x, mode, value, b, c):
         e = self.e
-        _, _, vbase = self._exchange(x, x.en, value=value)
+        _, _, vbase, _ = self._exchange(x, x.en, value=value)
         lane = e.lane
         b = x.and_(b, x.k32(31))
         seg, clamp = x.and_(x.shr(c, x.k32(8)), x.k32(31)), x.and_(c, x.k32(31))
@@ -257,7 +263,7 @@ class TurnsWarp:
         return x.sel(ok, got, value), ok
 
     def _per_lane(self, x, value):
-        act, _, vbase = self._exchange(x, x.en, value=value)
+        act, _, vbase, _ = self._exchange(x, x.en, value=value)
         for lane in range(32):
             on = x.cmp("ne", x.and_(act, x.k32(1 << lane)), x.k32(0), False)
             yield lane, on, self._lane_value(x, vbase, x.k32(lane)), act
@@ -277,14 +283,16 @@ class TurnsWarp:
         return x.sel(ok, act, x.k32(0)), ok
 
     def redux(self, x, op, value, signed):
-        acc = x.k32({"and": 0xFFFFFFFF, "min": 0x7FFFFFFF if signed else 0xFFFFFFFF,
-                     "max": 0x80000000 if signed else 0}.get(op, 0))
-        combine = {"sum": x.add, "and": x.and_, "or": x.or_, "xor": x.xor,
-                   "min": lambda a, b: x.sel(x.cmp("lt", b, a, signed), b, a),
-                   "max": lambda a, b: x.sel(x.cmp("gt", b, a, signed), b, a)}[op]
-        for _, on, v, _ in self._per_lane(x, value):
-            acc = x.sel(on, combine(acc, v), acc)
-        return acc
+        """One shared atomic per lane. Every operation is mapped onto one whose neutral value
+        is 0 (AND as NOT OR NOT, MIN as NOT MAX NOT, signed order by flipping the sign bit)."""
+        flip = x.k32(0x80000000)
+        into, out = {"sum": ("AtomicIAdd", None), "or": ("AtomicOr", None), "xor": ("AtomicXor", None),
+                     "and": ("AtomicOr", "not"), "max": ("AtomicUMax", None), "min": ("AtomicUMax", "not")}[op]
+        word = x.xor(value, flip) if signed and op in ("min", "max") else value
+        word = x.not_(word) if out == "not" else word
+        red = self._exchange(x, x.en, reduce=(into, word))[3]
+        red = x.not_(red) if out == "not" else red
+        return x.xor(red, flip) if signed and op in ("min", "max") else red
 
     # ---------------------------------------------------------------- convergence and barriers
     def bssy(self, x, barrier):
