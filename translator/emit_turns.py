@@ -236,6 +236,11 @@ class TurnsWarp:
         return x._active
 
     def ballot(self, x, p):
+        known = self.e.const_value.get(p)
+        if known is True:          # __activemask(): no values to swap
+            return self.active(x)
+        if known is False:
+            return x.k32(0)
         act, bal, _, _ = self._exchange(x, x.en, pred=p)
         x._active = act
         return bal
