@@ -6,6 +6,7 @@ written once, per thread.
 """
 from __future__ import annotations
 
+import math
 import struct
 from dataclasses import dataclass, field
 
@@ -49,6 +50,39 @@ class Thread:
     @classmethod
     def make(cls, tid, tidxyz, ctaid, entry) -> "Thread":
         return cls(tid, tidxyz, ctaid, entry)
+
+
+def _f32(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits & M32))[0]
+
+
+def _bits(f: float) -> int:
+    """The binary32 nearest to f (ties to even), as a word."""
+    return struct.unpack("<I", struct.pack("<f", f))[0]
+
+
+def _i2f(n: int, rounding: str) -> int:
+    """An integer as binary32 with the given rounding (exact integers compare exactly)."""
+    bits = _bits(float(n))
+    got = _f32(bits)
+    step_up = (rounding == "rp" and got < n) or (rounding == "rz" and n < 0 and got < n)
+    step_down = (rounding == "rm" and got > n) or (rounding == "rz" and n > 0 and got > n)
+    if step_up:
+        bits = bits + 1 if got >= 0 else bits - 1
+    elif step_down:
+        bits = bits - 1 if got > 0 else bits + 1
+    return bits & M32
+
+
+def _f2i(f: float, signed: bool, rounding: str) -> int:
+    """binary32 to integer, saturating; NaN gives 0."""
+    if math.isnan(f):
+        return 0
+    lo, hi = (-(1 << 31), (1 << 31) - 1) if signed else (0, M32)
+    if math.isinf(f):
+        return (hi if f > 0 else lo) & M32
+    n = {"rz": math.trunc, "rm": math.floor, "rp": math.ceil, "rn": round}[rounding](f)
+    return max(lo, min(hi, n)) & M32
 
 
 def _s32(v: int) -> int:
@@ -278,6 +312,21 @@ class ThreadCtx:
     def sar64(self, a, n):
         s = a - (1 << 64) if a >> 63 else a
         return (s >> min(n, 63)) & M64
+
+    # float conversions
+    def i2f(self, a, signed, rounding):
+        return _i2f(_s32(a) if signed else a, rounding)
+
+    def f2i(self, a, signed, rounding):
+        return _f2i(_f32(a), signed, rounding)
+
+    def rcp(self, a):
+        f = _f32(a)
+        if f == 0.0:
+            return (a & 0x80000000) | 0x7F800000
+        if math.isinf(f):
+            return a & 0x80000000
+        return _bits(1.0 / f)
 
     # memory
     def _where(self, space, addr, nbytes, what):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import sem_alu as alu
+from . import sem_float as flt
 from . import sem_mem as mem
 from . import sem_warp as warp
 
@@ -65,6 +66,10 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("SEL", alu.sel), _t("USEL", alu.sel), _t("PRMT", alu.prmt), _t("UPRMT", alu.prmt),
     _t("POPC", alu.popc), _t("UPOPC", alu.popc), _t("BREV", alu.brev), _t("UBREV", alu.brev),
     _t("FLO", alu.flo, mods={"U32", "S32", "SH"}), _t("UFLO", alu.flo, mods={"U32", "S32", "SH"}),
+    # the float conversions around integer division
+    _t("I2F", flt.i2f, mods={"U32", "S32", "RN", "RP", "RM", "RZ", "F32"}),
+    _t("F2I", flt.f2i, mods={"U32", "S32", "FTZ", "NTZ", "TRUNC", "FLOOR", "CEIL", "RN"}),
+    _t("MUFU", flt.mufu, mods={"RCP", "RSQ", "EX2", "LG2", "SIN", "COS", "SQRT", "RCP64H"}),
     # memory
     _t("LDG", mem.load("global"), "memory", _MEMORY), _t("STG", mem.store("global"), "memory", _MEMORY),
     _t("LD", mem.load("global"), "memory", _MEMORY), _t("ST", mem.store("global"), "memory", _MEMORY),

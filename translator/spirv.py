@@ -14,7 +14,9 @@ OP = dict(
     TypeVoid=19, TypeBool=20, TypeInt=21, TypeVector=23, TypeArray=28, TypeRuntimeArray=29, TypeStruct=30,
     TypePointer=32, TypeFunction=33, ConstantTrue=41, ConstantFalse=42, Constant=43,
     Function=54, FunctionEnd=56, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
-    MemberDecorate=72, CompositeExtract=81, UConvert=113, SConvert=114, Bitcast=124,
+    MemberDecorate=72, CompositeExtract=81, ConvertFToU=109, ConvertFToS=110, ConvertSToF=111,
+    ConvertUToF=112, UConvert=113, SConvert=114, Bitcast=124, FDiv=136, IsNan=156,
+    FOrdLessThan=184, FOrdGreaterThanEqual=190, TypeFloat=22,
     IAdd=128, ISub=130, IMul=132, UDiv=134, UMod=137,
     LogicalEqual=164, LogicalNotEqual=165, LogicalOr=166, LogicalAnd=167, LogicalNot=168, Select=169,
     IEqual=170, INotEqual=171, UGreaterThan=172, SGreaterThan=173, UGreaterThanEqual=174,
@@ -37,7 +39,7 @@ BUILTIN = dict(NumWorkgroups=24, WorkgroupId=26, LocalInvocationId=27, LocalInvo
 CAPABILITY = dict(Shader=1, Int64=11, GroupNonUniform=61, GroupNonUniformArithmetic=63, GroupNonUniformBallot=64)
 SCOPE_DEVICE, SCOPE_WORKGROUP, SCOPE_SUBGROUP, SCOPE_INVOCATION = 1, 2, 3, 4
 SEM_ACQ_REL, SEM_UNIFORM, SEM_WORKGROUP = 0x8, 0x40, 0x100
-GLSL = dict(FindSMsb=74, FindUMsb=75)
+GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, FindSMsb=74, FindUMsb=75)
 VOLATILE_ACCESS = 0x1
 VERSION_1_3 = 0x00010300
 
@@ -106,6 +108,9 @@ class Module:
         if self._u32 is None:
             self._u32 = self._type(("int", 32), "TypeInt", 32, 0)
         return self._u32
+
+    def f32(self):
+        return self._type(("float", 32), "TypeFloat", 32)
 
     def u64(self):
         if self._u64 is None:
