@@ -27,7 +27,7 @@ CASES = [  # (instruction, input word, expected word)
 ]
 
 
-def test_float_conversions(backend):
+def test_float_conversions(backend):  # noqa: F811 (the fixture)
     body = []
     for k, (op, word, _) in enumerate(CASES):
         body += [f"MOV R11, {word:#x}", f"{op} R{20 + k}, R11"]
