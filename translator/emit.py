@@ -189,14 +189,28 @@ class Emitter:
     # ---------------------------------------------------------------- blocks
     def emit_block(self, block: Block, active: int, free: bool = False) -> None:
         """The code of one basic block; ``active`` says which threads it moves; a thread
-        running quiet blocks on its own (``free``) does not yield when it loops back."""
+        running quiet blocks on its own (``free``) does not yield when it loops back.
+
+        A block with no collective and nothing that waits needs no barrier, so it runs
+        inside ``if (active)`` and writes registers without masks; the others run
+        straight through for every thread (barriers stay in uniform control flow)."""
+        true = self.m.const_bool(True)
+        if self.const_value.get(active) is True or _needs_uniform_flow(block):
+            self._emit_body(block, active, free)
+            return
+        with self.f.if_(active):
+            self._emit_body(block, true, free)
+
+    def _emit_body(self, block: Block, active: int, free: bool) -> None:
         f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
         self.block_active = active
         self._values, self._dirty = {}, set()
         self.participants = None
         f.store(self.next_pc, self.k(block.end_pc))
-        f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed),
-                                    f.op("Select", u32, active, self.k(len(block.insts)), self.k(0))))
+        count = self.k(len(block.insts))
+        if self.const_value.get(active) is not True:
+            count = f.op("Select", u32, active, count, self.k(0))
+        f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed), count))
         for inst in block.insts:
             en = active
             if inst.guard is not None:
@@ -204,11 +218,12 @@ class Emitter:
                 en = probe.band(active, probe.readp(inst.guard))
             inst.spec.sem(SpirvCtx(self, inst, en), inst)
         self.flush()
-        keep = f.op("LogicalAnd", bool_, active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
+        x = SpirvCtx(self, block.insts[-1], active)
+        keep = x.band(active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
         new_pc = f.load(u32, self.next_pc)
         f.store(self.pc, f.op("Select", u32, keep, new_pc, f.load(u32, self.pc)))
         if not free and self.mode == "turns":
-            back = f.op("LogicalAnd", bool_, keep, f.op("ULessThanEqual", bool_, new_pc, self.k(block.pc)))
+            back = x.band(keep, f.op("ULessThanEqual", bool_, new_pc, self.k(block.pc)))
             f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
     def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None, free=False) -> None:
@@ -334,6 +349,11 @@ class Emitter:
             with f.if_(f.op("IEqual", self.m.bool(), self.tid, self.k(0))):
                 for index, value in turns:
                     f.op("AtomicIAdd", u32, self.ctrl_ptr(self.k(index)), scope, sem, value)
+
+
+def _needs_uniform_flow(block: Block) -> bool:
+    """Whether the block holds an instruction that may pass a workgroup barrier."""
+    return any(i.spec.role in ("collective", "sync") or i.mods & {"DIV", "CONV"} for i in block.insts)
 
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
