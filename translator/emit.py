@@ -283,46 +283,25 @@ class Emitter:
         f.op("Branch", None, header)
         f.label(merge)
 
-    def emit_loop(self, check, body, chunk: int = 16384) -> None:
-        """``while (check()) body();`` as two nested loops of at most ``chunk`` iterations each.
+    def emit_loop(self, check, body) -> None:
+        """``while (check()) body();`` with ``check`` emitted in a block of its own.
 
-        lavapipe ends any single loop after 65,535 iterations without a word; nesting keeps
-        the step budget, not the driver, in charge of how long a program may run.
-        """
-        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
-        running = f.local(bool_, None, m.const_bool(True))
-        k = f.local(u32)
-        o_head, o_check, o_body, o_cont, o_merge = (m.new_id() for _ in range(5))
-        i_head, i_check, i_body, i_cont, i_merge = (m.new_id() for _ in range(5))
-        f.store(running, m.const_bool(True))
-        f.op("Branch", None, o_head)
-        f.label(o_head)
-        f.op("LoopMerge", None, o_merge, o_cont, 0)
-        f.op("Branch", None, o_check)
-        f.label(o_check)
-        f.store(k, self.k(0))
-        f.op("BranchConditional", None, f.load(bool_, running), o_body, o_merge)
-        f.label(o_body)
-        f.op("Branch", None, i_head)
-        f.label(i_head)
-        f.op("LoopMerge", None, i_merge, i_cont, 0)
-        f.op("Branch", None, i_check)
-        f.label(i_check)
-        more = check()
-        f.store(running, more)
-        go = f.op("LogicalAnd", bool_, more, f.op("ULessThan", bool_, f.load(u32, k), self.k(chunk)))
-        f.op("BranchConditional", None, go, i_body, i_merge)
-        f.label(i_body)
+        (lavapipe ends any shader loop after 65,535 iterations, nested or not, without a
+        word: the step budget stays below that, see ``abi.DEFAULT_BUDGET``.)"""
+        f, m = self.f, self.m
+        head, test, block, cont, merge = (m.new_id() for _ in range(5))
+        f.op("Branch", None, head)
+        f.label(head)
+        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("Branch", None, test)
+        f.label(test)
+        f.op("BranchConditional", None, check(), block, merge)
+        f.label(block)
         body()
-        f.op("Branch", None, i_cont)
-        f.label(i_cont)
-        f.store(k, f.op("IAdd", u32, f.load(u32, k), self.k(1)))
-        f.op("Branch", None, i_head)
-        f.label(i_merge)
-        f.op("Branch", None, o_cont)
-        f.label(o_cont)
-        f.op("Branch", None, o_head)
-        f.label(o_merge)
+        f.op("Branch", None, cont)
+        f.label(cont)
+        f.op("Branch", None, head)
+        f.label(merge)
 
     def _emit_free_loop(self) -> None:
         f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()

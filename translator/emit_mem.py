@@ -44,19 +44,20 @@ class MemoryEmitter:
         base = e.ctrl_load(x.add(x.k32(abi.TABLE), x.shl(kk, x.k32(1))))
         size = e.ctrl_load(x.add(x.k32(abi.TABLE + 1), x.shl(kk, x.k32(1))))
         ok = x.band(in_table, self._fits(x, off, size, nbytes))
-        return ok, x.add(base, x.shr(off, x.k32(2))), self._shift(x, off), lo, hi
+        return ok, x.add(base, x.shr(off, x.k32(2))), self._shift(x, off, nbytes), lo, hi
 
     def _fits(self, x, off, size, nbytes):
         room = x.band(x.cmp("ge", size, x.k32(nbytes), False), x.cmp("le", off, x.sub(size, x.k32(nbytes)), False))
         aligned = x.cmp("eq", x.and_(off, x.k32(min(nbytes, 4) - 1)), x.k32(0), False)
         return x.band(room, aligned)
 
-    def _shift(self, x, off):
-        return x.shl(x.and_(off, x.k32(3)), x.k32(3))
+    def _shift(self, x, off, nbytes):
+        """Bit position of a byte or halfword in its word (words need none)."""
+        return x.shl(x.and_(off, x.k32(3)), x.k32(3)) if nbytes < 4 else None
 
     def _shared(self, x, addr, nbytes):
         ok = self._fits(x, addr, x.k32(self.shared_words * 4), nbytes)
-        return ok, x.shr(addr, x.k32(2)), self._shift(x, addr), addr, None
+        return ok, x.shr(addr, x.k32(2)), self._shift(x, addr, nbytes), addr, None
 
     def _where(self, x, space, addr, nbytes):
         return self._global(x, addr, nbytes) if space == "global" else self._shared(x, addr, nbytes)
