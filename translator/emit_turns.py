@@ -43,12 +43,16 @@ class TurnsWarp:
         self.n = self.warps * 32
         self.wg_u32 = m.pointer("Workgroup", u32)
         self.arrays = {}
-        for name, size, init in (("vote", 3, NONE_KEY), ("keys", 2 * self.n, NONE_KEY), ("live", 1, e.nthreads), ("exited", self.warps, 0),
+        for name, size, init in (("vote", 3, NONE_KEY), ("live", 1, e.nthreads), ("exited", self.warps, 0),
                                  ("wsync", self.warps, 0), ("released", self.warps, 0), ("yielding", self.warps, 0),
                                  ("brk", self.warps * 16, 0), ("masks", 3 * self.warps * WORDS, 0),
                                  ("vals", 3 * self.n, 0), ("bar", 16 * BAR_FIELDS, 0)):
             var = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_" + name)
             self.arrays[name] = (var, size, init)
+        # where each thread publishes its pc (NONE once exited) before the vote: two turn-parity
+        # halves of uvec4, so a warp's 32 pcs are 8 vector loads
+        self.v4 = m.vec(u32, 4)
+        self.keys = m.global_var(m.pointer("Workgroup", m.array(self.v4, 2 * self.n // 4)), "Workgroup", "turn_pcs")
         f = self.f
         self.turn = f.local(u32, "turn", e.k(0))
         self.coll = f.local(u32, "collective", e.k(0))
@@ -90,6 +94,9 @@ class TurnsWarp:
                     with f.if_(f.op("ULessThan", bool_, i, e.k(size))):
                         self.st(name, i, e.k(init))
         e.emit_strided(longest, fill)
+        none4 = self.m.const_vec(self.v4, self.m.u32(), (NONE_KEY,) * 4)
+        wg_v4 = self.m.pointer("Workgroup", self.v4)
+        e.emit_strided(2 * self.n // 4, lambda i: f.store(f.op("AccessChain", wg_v4, self.keys, i), none4))
 
     # ---------------------------------------------------------------- the turn loop
     def emit_main(self) -> None:
@@ -111,7 +118,9 @@ class TurnsWarp:
             turn = f.load(u32, self.turn)
             slot = f.op("UMod", u32, turn, e.k(3))
             parity = f.op("BitwiseAnd", u32, turn, e.k(1))
-            self.st("keys", f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n)), e.tid), key)
+            quad = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)), f.op("ShiftRightLogical", u32, e.tid, e.k(2)))
+            here = f.op("AccessChain", self.wg_u32, self.keys, quad, f.op("BitwiseAnd", u32, e.tid, e.k(3)))
+            f.store(here, f.op("Select", u32, exited, e.k(NONE_KEY), pc), True)
             self._vote(slot, key)
             self.barrier()
             chosen = self.ld("vote", slot)
@@ -129,7 +138,7 @@ class TurnsWarp:
             if e.subgroup_vote:   # provably uniform: drivers may branch instead of masking every case
                 cpc = f.op("GroupNonUniformBroadcastFirst", u32, e.k(3), cpc)
             self.cpc = cpc
-            self.keys_base = f.op("IMul", u32, f.op("BitwiseAnd", u32, f.load(u32, self.turn), e.k(1)), e.k(self.n))
+            self.keys_base = f.op("IMul", u32, f.op("BitwiseAnd", u32, f.load(u32, self.turn), e.k(1)), e.k(self.n // 4))
             active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
                           f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
             self.turn_participants = self._participants() if needs_mask else None
@@ -180,16 +189,23 @@ class TurnsWarp:
         return self.turn_participants
 
     def _participants(self):
-        """From the keys every thread published before the vote: no barrier needed."""
-        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        # lanes past the block's end never publish: their slots keep NONE_KEY from the fill
-        base = f.op("IAdd", u32, self.keys_base, f.op("ShiftLeftLogical", u32, e.warp_id, e.k(5)))
-        mask = e.k(0)
-        for lane in range(32):
-            k = self.ld("keys", f.op("IAdd", u32, base, e.k(lane)))
-            here = f.op("IEqual", bool_, f.op("BitwiseAnd", u32, k, e.k(PC_MASK)), self.cpc)
-            mask = f.op("BitwiseOr", u32, mask, f.op("Select", u32, here, e.k(1 << lane), e.k(0)))
-        return mask
+        """From the pcs every thread published before the vote: no barrier needed. Lanes past
+        the block's end never publish: their slots keep NONE from the fill."""
+        e, f, m, u32 = self.e, self.f, self.m, self.m.u32()
+        bvec = m.vec(m.bool(), 4)
+        wg_v4 = m.pointer("Workgroup", self.v4)
+        base = f.op("IAdd", u32, self.keys_base, f.op("ShiftLeftLogical", u32, e.warp_id, e.k(3)))
+        want = f.op("CompositeConstruct", self.v4, self.cpc, self.cpc, self.cpc, self.cpc)
+        zero = m.const_vec(self.v4, u32, (0, 0, 0, 0))
+        acc = zero
+        for g in range(8):
+            pcs = f.load(self.v4, f.op("AccessChain", wg_v4, self.keys, f.op("IAdd", u32, base, e.k(g))), volatile=True)
+            bits = m.const_vec(self.v4, u32, tuple(1 << (4 * g + c) for c in range(4)))
+            hit = f.op("Select", self.v4, f.op("IEqual", bvec, pcs, want), bits, zero)
+            acc = hit if acc == zero else f.op("BitwiseOr", self.v4, acc, hit)
+        parts = [f.op("CompositeExtract", u32, acc, c) for c in range(4)]
+        return f.op("BitwiseOr", u32, f.op("BitwiseOr", u32, parts[0], parts[1]),
+                    f.op("BitwiseOr", u32, parts[2], parts[3]))
 
     def on_exit(self, cond) -> None:
         e, f = self.e, self.f

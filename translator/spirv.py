@@ -12,7 +12,8 @@ from contextlib import contextmanager
 OP = dict(
     Name=5, ExtInstImport=11, ExtInst=12, MemoryModel=14, EntryPoint=15, ExecutionMode=16, Capability=17,
     TypeVoid=19, TypeBool=20, TypeInt=21, TypeVector=23, TypeArray=28, TypeRuntimeArray=29, TypeStruct=30,
-    TypePointer=32, TypeFunction=33, ConstantTrue=41, ConstantFalse=42, Constant=43,
+    TypePointer=32, TypeFunction=33, ConstantTrue=41, ConstantFalse=42, Constant=43, ConstantComposite=44,
+    CompositeConstruct=80,
     Function=54, FunctionEnd=56, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
     MemberDecorate=72, CompositeExtract=81, ConvertFToU=109, ConvertFToS=110, ConvertSToF=111,
     ConvertUToF=112, UConvert=113, SConvert=114, Bitcast=124, FDiv=136, IsNan=156,
@@ -146,6 +147,17 @@ class Module:
                 self.emit("global", "Constant", t, cid, value & 0xFFFFFFFF)
             self._consts[key] = cid
             self.value_of[cid] = value
+        return cid
+
+    def const_vec(self, t: int, elem: int, values: tuple[int, ...]) -> int:
+        """A constant vector of integer constants (ids cached like scalars)."""
+        key = ("v", t, tuple(values))
+        cid = self._consts.get(key)
+        if cid is None:
+            parts = [self.const(elem, v) for v in values]
+            cid = self.new_id()
+            self.emit("global", "ConstantComposite", t, cid, *parts)
+            self._consts[key] = cid
         return cid
 
     def const_bool(self, value: bool) -> int:
