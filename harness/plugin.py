@@ -40,6 +40,16 @@ def _configs(config):
     return _STATE["configs"]
 
 
+def _expectations(config):
+    """The expected-failures list, read once per session (``--expectations`` or ci/expectations.txt)."""
+    if "expectations" not in _STATE:
+        from .expectations import load_expectations
+        default = Path(str(config.rootpath)) / "ci" / "expectations.txt"
+        path = config.getoption("wb_expectations") or (str(default) if default.is_file() else None)
+        _STATE["expectations"] = load_expectations(path) if path else None
+    return _STATE["expectations"]
+
+
 def pytest_collect_file(parent, file_path: Path):
     if file_path.suffix == ".toml" and "cases" in file_path.parts and file_path.name != "pyproject.toml":
         return CaseFile.from_parent(parent, path=file_path)
@@ -70,7 +80,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self):
         from . import engine
-        from .expectations import load_expectations
+        from .results import apply_expectation
         from .worker import Worker
         workers = _STATE.setdefault("workers", {})
         if self.device_id not in workers:
@@ -78,11 +88,8 @@ class CaseItem(pytest.Item):
         options = engine.Options(timeout_s=self.config.getoption("wb_timeout"))
         result = engine.run_in_worker(workers[self.device_id], self.case, self.device_id,
                                       self.device.index if self.device else None, options)
-        path = self.config.getoption("wb_expectations")
-        default = Path(str(self.config.rootpath)) / "ci" / "expectations.txt"
-        path = path or (str(default) if default.is_file() else None)
-        expected = load_expectations(path).expected(self.case.id, self.device_id) if path else None
-        from .results import apply_expectation
+        rules = _expectations(self.config)
+        expected = rules.expected(self.case.id, self.device_id) if rules else None
         status = apply_expectation(result.status, expected)
         self.user_properties.append(("status", status.value))
         if status is Status.PASS:
@@ -108,6 +115,7 @@ class CaseFailure(Exception):
 
 
 def pytest_sessionfinish(session):
+    _STATE.pop("expectations", None)
     for worker in _STATE.pop("workers", {}).values():
         worker.close()
 
