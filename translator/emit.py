@@ -90,7 +90,6 @@ class Emitter:
         self.lane = f.op("BitwiseAnd", u32, self.tid, c(31))
         self.warp_id = f.op("ShiftRightLogical", u32, self.tid, c(5))
         self.pc = f.local(u32, "pc", c(self.program.entry))
-        self.next_pc = f.local(u32, "next_pc", c(0))
         self.exited = f.local(bool_, "exited", m.const_bool(False))
         self.waiting = f.local(bool_, "waiting", m.const_bool(False))
         self.yielded = f.local(bool_, "yielded", m.const_bool(False))
@@ -183,6 +182,7 @@ class Emitter:
 
     def exit_threads(self, cond: int) -> None:
         f, bool_ = self.f, self.m.bool()
+        self.block_exits = True
         f.store(self.exited, f.op("LogicalOr", bool_, f.load(bool_, self.exited), cond))
         self.warp.on_exit(cond)
 
@@ -202,11 +202,15 @@ class Emitter:
             self._emit_body(block, true, free)
 
     def _emit_body(self, block: Block, active: int, free: bool) -> None:
+        """The block's instructions, then the thread's next pc. Where the block goes next is
+        an SSA value (``next_value``) that branches and waiting instructions replace; a block
+        that neither branches back nor exits ends in a single store of a constant pc."""
         f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
         self.block_active = active
         self._values, self._dirty = {}, set()
         self.participants = None
-        f.store(self.next_pc, self.k(block.end_pc))
+        self.next_value = self.k(block.end_pc)
+        self.block_exits = False
         count = self.k(len(block.insts))
         if self.const_value.get(active) is not True:
             count = f.op("Select", u32, active, count, self.k(0))
@@ -219,12 +223,16 @@ class Emitter:
             inst.spec.sem(SpirvCtx(self, inst, en), inst)
         self.flush()
         x = SpirvCtx(self, block.insts[-1], active)
-        keep = x.band(active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
-        new_pc = f.load(u32, self.next_pc)
-        f.store(self.pc, f.op("Select", u32, keep, new_pc, f.load(u32, self.pc)))
+        keep = active
+        if self.block_exits:
+            keep = x.band(active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
+        new_pc = self.next_value
+        f.store(self.pc, new_pc if self.const_value.get(keep) is True
+                else f.op("Select", u32, keep, new_pc, f.load(u32, self.pc)))
         if not free and self.mode == "turns":
-            back = x.band(keep, f.op("ULessThanEqual", bool_, new_pc, self.k(block.pc)))
-            f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
+            back = x.band(keep, x.cmp("le", new_pc, self.k(block.pc), False))
+            if self.const_value.get(back) is not False:
+                f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
     def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None, free=False) -> None:
         """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;

@@ -270,11 +270,10 @@ class SpirvCtx:
 
     def jump(self, target, taken=None):
         cond = self.en if taken is None else self.band(self.en, taken)
-        var = self.e.next_pc
         if self._value(cond) is True:
-            self.f.store(var, target)
+            self.e.next_value = target
         elif self._value(cond) is not False:
-            self.f.store(var, self.f.op("Select", self.u32, cond, target, self.f.load(self.u32, var)))
+            self.e.next_value = self.f.op("Select", self.u32, cond, target, self.e.next_value)
 
     def exit(self): self.e.exit_threads(self.en)
 

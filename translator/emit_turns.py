@@ -339,7 +339,7 @@ class TurnsWarp:
         """A waiting instruction's verdict: pass on, or stay at this pc and wait."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         stay = x.band(e.block_active, x.bnot(passed))
-        f.store(e.next_pc, f.op("Select", u32, stay, x.k32(x.inst.pc), f.load(u32, e.next_pc)))
+        e.next_value = x.sel(stay, x.k32(x.inst.pc), e.next_value)
         f.store(e.waiting, f.op("Select", bool_, e.block_active, stay, f.load(bool_, e.waiting)))
 
     def bsync(self, x, barrier):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 from contextlib import contextmanager
+from functools import lru_cache
 
 # opcodes (SPIR-V 1.3 unified spec, §3.49)
 OP = dict(
@@ -45,10 +46,11 @@ VOLATILE_ACCESS = 0x1
 VERSION_1_3 = 0x00010300
 
 
-def _string(s: str) -> list[int]:
+@lru_cache(maxsize=4096)
+def _string(s: str) -> tuple[int, ...]:
     data = s.encode() + b"\0"
     data += b"\0" * (-len(data) % 4)
-    return list(struct.unpack(f"<{len(data) // 4}I", data))
+    return struct.unpack(f"<{len(data) // 4}I", data)
 
 
 class Module:
@@ -72,6 +74,12 @@ class Module:
         return self.bound - 1
 
     def emit(self, section: str, opcode: str, *operands) -> None:
+        """One instruction; operands are words, strings (nul-padded) or sequences of words."""
+        out = self.sections[section]
+        if all(type(o) is int for o in operands):
+            out.append((len(operands) + 1) << 16 | OP[opcode])
+            out.extend(operands)
+            return
         words: list[int] = []
         for o in operands:
             if type(o) is int:
@@ -80,7 +88,6 @@ class Module:
                 words.extend(_string(o))
             else:
                 words.extend(o)
-        out = self.sections[section]
         out.append((len(words) + 1) << 16 | OP[opcode])
         out.extend(words)
 
