@@ -57,6 +57,7 @@ class Emitter:
         self._regs: dict[tuple[str, int], int] = {}
         self._values: dict[tuple[str, int], int] = {}     # register -> SSA value within a block
         self._dirty: set[tuple[str, int]] = set()
+        self.halves: dict[int, tuple[int, int]] = {}       # 64-bit SSA value -> (lo, hi) words
         self.memory = MemoryEmitter(self)
         self._setup()
         self.warp = TurnsWarp(self) if self.mode == "turns" else FreeWarp(self)

@@ -184,11 +184,23 @@ class SpirvCtx:
     def b2v(self, a): return self.sel(a, self.k32(1), self.k32(0))
 
     # ---------------------------------------------------------------- 64-bit
-    def zext(self, a): return self._op("UConvert", self.u64, a, fold="zext")
+    # A 64-bit value built from two words remembers them (``Emitter.halves``), so taking it
+    # apart again (an address pair read and split for the bounds check) costs nothing.
+    def zext(self, a):
+        v = self._op("UConvert", self.u64, a, fold="zext")
+        self.e.halves.setdefault(v, (a, self.k32(0)))
+        return v
+
     def sext(self, a): return self._op("SConvert", self.u64, a, fold="sext")
-    def lo(self, a): return self._op("UConvert", self.u32, a, fold="lo")
+
+    def lo(self, a):
+        known = self.e.halves.get(a)
+        return known[0] if known else self._op("UConvert", self.u32, a, fold="lo")
 
     def hi(self, a):
+        known = self.e.halves.get(a)
+        if known:
+            return known[1]
         if self._value(a) is not None:
             return self.k32(self._value(a) >> 32)
         return self.f.op("UConvert", self.u32, self.f.op("ShiftRightLogical", self.u64, a, self.k64(32)))
@@ -196,8 +208,12 @@ class SpirvCtx:
     def join(self, lo, hi):
         if None not in (self._value(lo), self._value(hi)):
             return self.k64(self._value(lo) | self._value(hi) << 32)
-        return self.f.op("BitwiseOr", self.u64, self.zext(lo),
-                         self.f.op("ShiftLeftLogical", self.u64, self.zext(hi), self.k64(32)))
+        if self._value(hi) == 0:
+            return self.zext(lo)
+        v = self.f.op("BitwiseOr", self.u64, self.zext(lo),
+                      self.f.op("ShiftLeftLogical", self.u64, self.zext(hi), self.k64(32)))
+        self.e.halves[v] = (lo, hi)
+        return v
 
     def add64(self, a, b): return self._op("IAdd", self.u64, a, b, fold="add64")
     def mul64(self, a, b): return self._op("IMul", self.u64, a, b, fold="mul64")

@@ -42,13 +42,16 @@ class TurnsWarp:
         self.warps = (e.nthreads + 31) // 32
         self.n = self.warps * 32
         self.wg_u32 = m.pointer("Workgroup", u32)
-        self.arrays = {}
-        for name, size, init in (("vote", 3, NONE_KEY), ("live", 1, e.nthreads), ("exited", self.warps, 0),
-                                 ("wsync", self.warps, 0), ("released", self.warps, 0), ("yielding", self.warps, 0),
-                                 ("brk", self.warps * 16, 0), ("masks", 3 * self.warps * WORDS, 0),
-                                 ("vals", 3 * self.n, 0), ("bar", 16 * BAR_FIELDS, 0)):
-            var = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_" + name)
-            self.arrays[name] = (var, size, init)
+        # the bookkeeping arrays, one after another in one workgroup array so that a single
+        # strided loop fills them: the vote slots start at NONE, the live count at the block
+        # size, everything else at 0 (the fill relies on this order)
+        self.offsets, size = {}, 0
+        for name, length in (("vote", 3), ("live", 1), ("exited", self.warps), ("wsync", self.warps),
+                             ("released", self.warps), ("yielding", self.warps), ("brk", self.warps * 16),
+                             ("masks", 3 * self.warps * WORDS), ("vals", 3 * self.n), ("bar", 16 * BAR_FIELDS)):
+            self.offsets[name], size = size, size + length
+        self.state_words = size
+        self.state = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_state")
         # where each thread publishes its pc (NONE once exited) before the vote: two turn-parity
         # halves of uvec4, so a warp's 32 pcs are 8 vector loads
         self.v4 = m.vec(u32, 4)
@@ -63,10 +66,24 @@ class TurnsWarp:
         partial = f.op("ISub", u32, f.op("ShiftLeftLogical", u32, e.k(1), f.op("BitwiseAnd", u32, remaining, e.k(31))), e.k(1))
         full = f.op("UGreaterThanEqual", m.bool(), remaining, e.k(32))
         self.lanes = f.op("Select", u32, full, e.k(0xFFFFFFFF), partial)   # lanes of this warp that exist
+        # where this warp's words start in the per-warp arrays (absolute indices into turn_state),
+        # and this thread's value word of slot 0
+        self.mine = {name: f.op("IAdd", u32, f.op("IMul", u32, e.warp_id, e.k(per_warp)), e.k(self.offsets[name]))
+                     for name, per_warp in (("exited", 1), ("wsync", 1), ("released", 1), ("yielding", 1),
+                                            ("brk", 16), ("masks", WORDS), ("vals", 32))}
+        self.own_value = f.op("IAdd", u32, e.tid, e.k(self.offsets["vals"]))
 
     # ---------------------------------------------------------------- helpers
     def ptr(self, name, index):
-        return self.f.op("AccessChain", self.wg_u32, self.arrays[name][0], index)
+        """Word ``index`` of bookkeeping array ``name``; with no name, of turn_state."""
+        if name in self.mine and index == self.e.warp_id:
+            name, index = None, self.mine[name]
+        offset = self.offsets[name] if name else 0
+        if offset:
+            known = self.e.const_value.get(index)
+            index = self.e.k(known + offset) if known is not None else \
+                self.f.op("IAdd", self.m.u32(), index, self.e.k(offset))
+        return self.f.op("AccessChain", self.wg_u32, self.state, index)
 
     def ld(self, name, index):
         return self.f.load(self.m.u32(), self.ptr(name, index), volatile=True)
@@ -84,17 +101,16 @@ class TurnsWarp:
         f.store(self.nbar, f.op("IAdd", u32, f.load(u32, self.nbar), self.e.k(1)))
 
     def _fill(self):
-        """Every thread initialises a strided share of the bookkeeping arrays."""
-        e, f, bool_ = self.e, self.f, self.m.bool()
-        longest = max(size for _, size, init in self.arrays.values() if init is not None)
+        """Every thread initialises a strided share of the bookkeeping and of the published pcs."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        assert (self.offsets["vote"], self.offsets["live"]) == (0, 3)
 
         def fill(i):
-            for name, (_, size, init) in self.arrays.items():
-                if init is not None:
-                    with f.if_(f.op("ULessThan", bool_, i, e.k(size))):
-                        self.st(name, i, e.k(init))
-        e.emit_strided(longest, fill)
-        none4 = self.m.const_vec(self.v4, self.m.u32(), (NONE_KEY,) * 4)
+            first = f.op("Select", u32, f.op("IEqual", bool_, i, e.k(3)), e.k(e.nthreads), e.k(0))
+            f.store(f.op("AccessChain", self.wg_u32, self.state, i),
+                    f.op("Select", u32, f.op("ULessThan", bool_, i, e.k(3)), e.k(NONE_KEY), first), True)
+        e.emit_strided(self.state_words, fill)
+        none4 = self.m.const_vec(self.v4, u32, (NONE_KEY,) * 4)
         wg_v4 = self.m.pointer("Workgroup", self.v4)
         e.emit_strided(2 * self.n // 4, lambda i: f.store(f.op("AccessChain", wg_v4, self.keys, i), none4))
 
@@ -211,7 +227,7 @@ class TurnsWarp:
         e, f = self.e, self.f
         with f.if_(cond):
             self.atomic("AtomicIAdd", "live", e.k(0), e.k(0xFFFFFFFF))
-            self.atomic("AtomicOr", "exited", e.warp_id, self.bit)
+            self.atomic("AtomicOr", None, self.mine["exited"], self.bit)
 
     # ---------------------------------------------------------------- collectives
     def _exchange(self, x, en, pred=None, value=None, reduce=None):
@@ -222,27 +238,27 @@ class TurnsWarp:
         coll = f.load(u32, self.coll)
         f.store(self.coll, x.add(coll, x.k32(1)))
         slot = f.op("UMod", u32, coll, e.k(3))
-        mbase = x.add(x.mul(slot, x.k32(WORDS * self.warps)), x.mul(e.warp_id, x.k32(WORDS)))
+        mbase = x.add(x.mul(slot, x.k32(WORDS * self.warps)), self.mine["masks"])
         if e.const_value.get(en) is not False:
             with f.if_(en):
-                self.atomic("AtomicOr", "masks", mbase, self.bit)
+                self.atomic("AtomicOr", None, mbase, self.bit)
                 if reduce is not None:
-                    self.atomic(reduce[0], "masks", x.add(mbase, x.k32(2)), reduce[1])
+                    self.atomic(reduce[0], None, x.add(mbase, x.k32(2)), reduce[1])
         if pred is not None:
             with f.if_(x.band(en, pred)):
-                self.atomic("AtomicOr", "masks", x.add(mbase, x.k32(1)), self.bit)
+                self.atomic("AtomicOr", None, x.add(mbase, x.k32(1)), self.bit)
         vbase = x.mul(slot, x.k32(self.n))
         if value is not None:
-            self.st("vals", x.add(vbase, e.tid), value)
+            self.st(None, x.add(vbase, self.own_value), value)
         self.barrier()
-        act = self.ld("masks", mbase)
-        bal = self.ld("masks", x.add(mbase, x.k32(1))) if pred is not None else None
-        red = self.ld("masks", x.add(mbase, x.k32(2))) if reduce is not None else None
+        act = self.ld(None, mbase)
+        bal = self.ld(None, x.add(mbase, x.k32(1))) if pred is not None else None
+        red = self.ld(None, x.add(mbase, x.k32(2))) if reduce is not None else None
         old = x.add(x.mul(f.op("UMod", u32, x.add(coll, x.k32(2)), e.k(3)), x.k32(WORDS * self.warps)),
-                    x.mul(e.warp_id, x.k32(WORDS)))
+                    self.mine["masks"])
         with f.if_(x.cmp("eq", e.lane, x.k32(0), False)):
             for k in range(WORDS):
-                self.st("masks", x.add(old, x.k32(k)), x.k32(0))
+                self.st(None, x.add(old, x.k32(k)), x.k32(0))
         return act, bal, vbase, red
 
     def active(self, x):
@@ -264,7 +280,7 @@ class TurnsWarp:
     def _lane_value(self, x, vbase, lane):
         """The value lane ``lane`` (an id) of this warp offered; 0 past the block's end
         (those slots are never written after the fill)."""
-        return self.ld("vals", x.add(x.add(vbase, x.shl(self.e.warp_id, x.k32(5))), lane))
+        return self.ld(None, x.add(x.add(vbase, self.mine["vals"]), lane))
 
     def shfl(self, x, mode, value, b, c):
         e = self.e
@@ -322,18 +338,18 @@ class TurnsWarp:
         var = e.barrier_reg(barrier)
         f.store(var, f.op("Select", u32, x.en, act, f.load(u32, var)))
         with f.if_(x.en):
-            self.atomic("AtomicAnd", "brk", x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier)), x.not_(self.bit))
-            self.atomic("AtomicAnd", "yielding", e.warp_id, x.not_(self.bit))
+            self.atomic("AtomicAnd", None, x.add(self.mine["brk"], x.k32(barrier)), x.not_(self.bit))
+            self.atomic("AtomicAnd", None, self.mine["yielding"], x.not_(self.bit))
 
     def yield_(self, x):
         e, f = self.e, self.f
         with f.if_(x.en):
-            self.atomic("AtomicOr", "yielding", e.warp_id, self.bit)
+            self.atomic("AtomicOr", None, self.mine["yielding"], self.bit)
 
     def brk(self, x, barrier):
         e, f = self.e, self.f
         with f.if_(x.en):
-            self.atomic("AtomicOr", "brk", x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier)), self.bit)
+            self.atomic("AtomicOr", None, x.add(self.mine["brk"], x.k32(barrier)), self.bit)
 
     def _settle(self, x, passed):
         """A waiting instruction's verdict: pass on, or stay at this pc and wait."""
@@ -345,15 +361,15 @@ class TurnsWarp:
     def bsync(self, x, barrier):
         e, f, u32 = self.e, self.f, self.m.u32()
         present = self.participants(x)
-        slot = x.add(x.shl(e.warp_id, x.k32(4)), x.k32(barrier))
-        gone = x.or_(x.or_(self.ld("exited", e.warp_id), self.ld("brk", slot)), self.ld("yielding", e.warp_id))
+        slot = x.add(self.mine["brk"], x.k32(barrier))
+        gone = x.or_(x.or_(self.ld(None, self.mine["exited"]), self.ld(None, slot)), self.ld(None, self.mine["yielding"]))
         missing = x.and_(x.and_(f.load(u32, e.barrier_reg(barrier)), self.lanes), x.not_(x.or_(present, gone)))
         ok = x.cmp("eq", missing, x.k32(0), False)
         # no barrier needed: a lane updates only its own bits, and its warp-mates in this turn
         # count it as present whatever its bits say
         with f.if_(x.band(x.en, ok)):
-            self.atomic("AtomicOr", "brk", slot, self.bit)
-            self.atomic("AtomicAnd", "yielding", e.warp_id, x.not_(self.bit))
+            self.atomic("AtomicOr", None, slot, self.bit)
+            self.atomic("AtomicAnd", None, self.mine["yielding"], x.not_(self.bit))
         self._settle(x, x.bor(x.bnot(x.en), ok))
 
     def warpsync(self, x, mask):

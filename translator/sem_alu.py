@@ -81,8 +81,13 @@ def imad(x: Ctx, i):
     a, b = x.read(srcs[0]), x.read(srcs[1])
     signed = "U32" not in i.mods
     ext = x.sext if signed else x.zext
-    if "WIDE" in i.mods:    # 64-bit a*b + c, in halves so the carry out of bit 63 is kept
+    if "WIDE" in i.mods:    # 64-bit a*b + c
         prod, c = x.mul64(ext(a), ext(b)), x.read64(srcs[2])
+        if not couts:
+            total = x.add64(prod, c)
+            x.write64(dst[0], x.add64(total, cin(x, cins, 0)) if "X" in i.mods else total)
+            return
+        # in halves, so the carry out of bit 63 is kept
         low = x.add64(x.zext(x.lo(prod)), x.zext(x.lo(c)))
         if "X" in i.mods:
             low = x.add64(low, cin(x, cins, 0))
