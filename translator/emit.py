@@ -58,6 +58,7 @@ class Emitter:
         self._values: dict[tuple[str, int], int] = {}     # register -> SSA value within a block
         self._dirty: set[tuple[str, int]] = set()
         self.halves: dict[int, tuple[int, int]] = {}       # 64-bit SSA value -> (lo, hi) words
+        self.helpers: dict[str, Function] = {}      # functions main calls, by name
         self.memory = MemoryEmitter(self)
         self._setup()
         self.warp = TurnsWarp(self) if self.mode == "turns" else FreeWarp(self)
@@ -146,8 +147,18 @@ class Emitter:
     def barrier_reg(self, n: int) -> int:
         return self.reg("B", n)
 
-    def ctrl_ptr(self, index: int) -> int:
-        return self.f.op("AccessChain", self.sb_u32, self.ctrl, self.k(0), index)
+    def ctrl_ptr(self, index: int, f: Function | None = None) -> int:
+        return (f or self.f).op("AccessChain", self.sb_u32, self.ctrl, self.k(0), index)
+
+    def helper(self, name: str, param_types: tuple[int, ...], body) -> Function:
+        """A function of the module, made on first use by ``body(fn, *params)``: code that
+        many sites need (recording a status, leaving a warp) is emitted once and called."""
+        fn = self.helpers.get(name)
+        if fn is None:
+            fn = self.helpers[name] = Function(self.m, param_types)
+            self.m.name(fn.fid, name)
+            body(fn, *fn.params)
+        return fn
 
     def ctrl_load(self, index: int) -> int:
         return self.f.load(self.m.u32(), self.ctrl_ptr(index))
@@ -170,16 +181,21 @@ class Emitter:
 
     def record_status(self, code: int, cond: int, pc: int, addr_lo=None, addr_hi=None) -> None:
         """First writer wins: status code, pc, thread and address into the ctrl buffer."""
-        f, u32 = self.f, self.m.u32()
-        with f.if_(cond):
-            old = f.op("AtomicCompareExchange", u32, self.ctrl_ptr(self.k(abi.STATUS)), self.k(1), self.k(0),
-                       self.k(0), self.k(code), self.k(abi.OK))
-            with f.if_(f.op("IEqual", self.m.bool(), old, self.k(abi.OK))):
-                f.store(self.ctrl_ptr(self.k(abi.STATUS_PC)), pc)
-                f.store(self.ctrl_ptr(self.k(abi.STATUS_THREAD)), self.gtid)
-                for index, value in ((abi.STATUS_ADDR_LO, addr_lo), (abi.STATUS_ADDR_HI, addr_hi)):
-                    if value is not None:
-                        f.store(self.ctrl_ptr(self.k(index)), value)
+        if self.const_value.get(cond) is False:
+            return
+        u32, bool_ = self.m.u32(), self.m.bool()
+
+        def body(fn, cond, code, pc, thread, lo, hi):
+            with fn.if_(cond):
+                old = fn.op("AtomicCompareExchange", u32, self.ctrl_ptr(self.k(abi.STATUS), fn), self.k(1),
+                            self.k(0), self.k(0), code, self.k(abi.OK))
+                with fn.if_(fn.op("IEqual", bool_, old, self.k(abi.OK))):
+                    for index, value in ((abi.STATUS_PC, pc), (abi.STATUS_THREAD, thread),
+                                         (abi.STATUS_ADDR_LO, lo), (abi.STATUS_ADDR_HI, hi)):
+                        fn.store(self.ctrl_ptr(self.k(index), fn), value)
+
+        fn = self.helper("record_status", (bool_,) + (u32,) * 5, body)
+        self.f.call(fn, cond, self.k(code), pc, self.gtid, addr_lo or self.k(0), addr_hi or self.k(0))
 
     def exit_threads(self, cond: int) -> None:
         f, bool_ = self.f, self.m.bool()
@@ -265,6 +281,8 @@ class Emitter:
         else:
             self._emit_free_loop()
         self.f.finish()
+        for fn in self.helpers.values():
+            fn.finish()
         m = self.m
         entry_id = self.f.fid
         m.emit("entry", "EntryPoint", 5, entry_id, "main", m.interface)

@@ -224,10 +224,20 @@ class TurnsWarp:
                     f.op("BitwiseOr", u32, parts[2], parts[3]))
 
     def on_exit(self, cond) -> None:
-        e, f = self.e, self.f
-        with f.if_(cond):
-            self.atomic("AtomicIAdd", "live", e.k(0), e.k(0xFFFFFFFF))
-            self.atomic("AtomicOr", None, self.mine["exited"], self.bit)
+        """One fewer live thread (BAR.SYNC counts them), and its bit in the warp's exited mask."""
+        e, u32 = self.e, self.m.u32()
+        if e.const_value.get(cond) is False:
+            return
+
+        def body(fn, cond, word, bit):
+            with fn.if_(cond):
+                for opcode, index, value in (("AtomicIAdd", e.k(self.offsets["live"]), e.k(0xFFFFFFFF)),
+                                             ("AtomicOr", word, bit)):
+                    ptr = fn.op("AccessChain", self.wg_u32, self.state, index)
+                    fn.op(opcode, u32, ptr, e.k(2), e.k(0), value)
+
+        fn = e.helper("leave_warp", (self.m.bool(), u32, u32), body)
+        self.f.call(fn, cond, self.mine["exited"], self.bit)
 
     # ---------------------------------------------------------------- collectives
     def _exchange(self, x, en, pred=None, value=None, reduce=None):

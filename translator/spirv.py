@@ -15,7 +15,7 @@ OP = dict(
     TypeVoid=19, TypeBool=20, TypeInt=21, TypeVector=23, TypeArray=28, TypeRuntimeArray=29, TypeStruct=30,
     TypePointer=32, TypeFunction=33, ConstantTrue=41, ConstantFalse=42, Constant=43, ConstantComposite=44,
     CompositeConstruct=80,
-    Function=54, FunctionEnd=56, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
+    Function=54, FunctionParameter=55, FunctionEnd=56, FunctionCall=57, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
     MemberDecorate=72, CompositeExtract=81, ConvertFToU=109, ConvertFToS=110, ConvertSToF=111,
     ConvertUToF=112, UConvert=113, SConvert=114, Bitcast=124, FDiv=136, IsNan=156,
     FOrdLessThan=184, FOrdGreaterThanEqual=190, TypeFloat=22,
@@ -125,7 +125,7 @@ class Module:
             self._u64 = self._type(("int", 64), "TypeInt", 64, 0)
         return self._u64
     def vec(self, elem, n): return self._type(("vec", elem, n), "TypeVector", elem, n)
-    def func_type(self, ret): return self._type(("fn", ret), "TypeFunction", ret)
+    def func_type(self, ret, *params): return self._type(("fn", ret, *params), "TypeFunction", ret, *params)
     def pointer(self, storage, t): return self._type(("ptr", storage, t), "TypePointer", STORAGE[storage], t)
 
     def array(self, elem, n, stride=None):
@@ -221,11 +221,14 @@ class Module:
 
 
 class Function:
-    """The body of ``main``: the current block, local variables and structured control flow."""
+    """A function returning nothing (``main`` or a helper it calls): the current block, local
+    variables and structured control flow; ``params`` are the parameters' ids."""
 
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, param_types: tuple[int, ...] = ()):
         self.m = module
         self.fid = module.new_id()
+        self.param_types = param_types
+        self.params = [module.new_id() for _ in param_types]
         self.locals: list[int] = []
         self.body: list[int] = []
         self.entry_label = module.new_id()
@@ -277,6 +280,9 @@ class Function:
         self.op("Branch", None, merge)
         self.label(merge)
 
+    def call(self, fn: "Function", *args) -> None:
+        self.op("FunctionCall", self.m.void(), fn.fid, *args)
+
     def barrier(self) -> None:
         """Workgroup execution and memory barrier over shared and buffer memory."""
         u32 = self.m.u32()
@@ -286,7 +292,9 @@ class Function:
     def finish(self) -> None:
         """Append the function to the module, with its locals in the entry block."""
         void = self.m.void()
-        head = [5 << 16 | OP["Function"], void, self.fid, 0, self.m.func_type(void),
-                2 << 16 | OP["Label"], self.entry_label]
+        head = [5 << 16 | OP["Function"], void, self.fid, 0, self.m.func_type(void, *self.param_types)]
+        for t, pid in zip(self.param_types, self.params):
+            head += [3 << 16 | OP["FunctionParameter"], t, pid]
+        head += [2 << 16 | OP["Label"], self.entry_label]
         self.m.sections["code"].extend(head + self.locals + self.body + [1 << 16 | OP["Return"],
                                                                          1 << 16 | OP["FunctionEnd"]])
