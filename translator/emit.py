@@ -285,7 +285,7 @@ class Emitter:
             fn.finish()
         m = self.m
         entry_id = self.f.fid
-        m.emit("entry", "EntryPoint", 5, entry_id, "main", m.interface)
+        m.emit_mixed("entry", "EntryPoint", 5, entry_id, "main", m.interface)
         m.emit("mode", "ExecutionMode", entry_id, 17, *self.block)
         return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
                       len(self.program.insts))

@@ -73,13 +73,14 @@ class Module:
         self.bound += 1
         return self.bound - 1
 
-    def emit(self, section: str, opcode: str, *operands) -> None:
-        """One instruction; operands are words, strings (nul-padded) or sequences of words."""
+    def emit(self, section: str, opcode: str, *operands: int) -> None:
+        """One instruction whose operands are all single words."""
         out = self.sections[section]
-        if all(type(o) is int for o in operands):
-            out.append((len(operands) + 1) << 16 | OP[opcode])
-            out.extend(operands)
-            return
+        out.append((len(operands) + 1) << 16 | OP[opcode])
+        out.extend(operands)
+
+    def emit_mixed(self, section: str, opcode: str, *operands) -> None:
+        """One instruction whose operands may be strings (nul-padded words) or word sequences."""
         words: list[int] = []
         for o in operands:
             if type(o) is int:
@@ -88,8 +89,7 @@ class Module:
                 words.extend(_string(o))
             else:
                 words.extend(o)
-        out.append((len(words) + 1) << 16 | OP[opcode])
-        out.extend(words)
+        self.emit(section, opcode, *words)
 
     def assemble(self) -> bytes:
         words = [0x07230203, VERSION_1_3, 0, self.bound, 0]
@@ -158,7 +158,7 @@ class Module:
 
     def const_vec(self, t: int, elem: int, values: tuple[int, ...]) -> int:
         """A constant vector of integer constants (ids cached like scalars)."""
-        key = ("v", t, tuple(values))
+        key = ("v", t, values)
         cid = self._consts.get(key)
         if cid is None:
             parts = [self.const(elem, v) for v in values]
@@ -182,7 +182,7 @@ class Module:
         self.emit("annotation", "Decorate", target, DECORATION[name], *args)
 
     def name(self, target, text):
-        self.emit("debug", "Name", target, text)
+        self.emit_mixed("debug", "Name", target, text)
 
     def global_var(self, ptr_type, storage, name=None) -> int:
         vid = self.new_id()
@@ -216,7 +216,7 @@ class Module:
     def glsl(self) -> int:
         if self._glsl is None:
             self._glsl = self.new_id()
-            self.emit("import", "ExtInstImport", self._glsl, "GLSL.std.450")
+            self.emit_mixed("import", "ExtInstImport", self._glsl, "GLSL.std.450")
         return self._glsl
 
 
