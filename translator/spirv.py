@@ -65,8 +65,11 @@ class Module:
         self._consts: dict[tuple, int] = {}
         self.interface: list[int] = []
         self._glsl: int | None = None
-        self._bool = self._u32 = self._u64 = None
         self.value_of: dict[int, int | bool] = {}     # constant id -> its value (for folding)
+        # every module uses these three
+        self._bool = self._type(("bool",), "TypeBool")
+        self._u32 = self._type(("int", 32), "TypeInt", 32, 0)
+        self._u64 = self._type(("int", 64), "TypeInt", 64, 0)
 
     # ------------------------------------------------------------------ raw emission
     def new_id(self) -> int:
@@ -107,23 +110,14 @@ class Module:
 
     def void(self): return self._type(("void",), "TypeVoid")
 
-    def bool(self):
-        if self._bool is None:
-            self._bool = self._type(("bool",), "TypeBool")
-        return self._bool
-
-    def u32(self):
-        if self._u32 is None:
-            self._u32 = self._type(("int", 32), "TypeInt", 32, 0)
-        return self._u32
+    def bool(self): return self._bool
+    def u32(self): return self._u32
 
     def f32(self):
         return self._type(("float", 32), "TypeFloat", 32)
 
-    def u64(self):
-        if self._u64 is None:
-            self._u64 = self._type(("int", 64), "TypeInt", 64, 0)
-        return self._u64
+    def u64(self): return self._u64
+
     def vec(self, elem, n): return self._type(("vec", elem, n), "TypeVector", elem, n)
     def func_type(self, ret, *params): return self._type(("fn", ret, *params), "TypeFunction", ret, *params)
     def pointer(self, storage, t): return self._type(("ptr", storage, t), "TypePointer", STORAGE[storage], t)
@@ -147,11 +141,13 @@ class Module:
         key = (t, value)
         cid = self._consts.get(key)
         if cid is None:
-            cid = self.new_id()
-            if t == self.u64():
-                self.emit("global", "Constant", t, cid, value & 0xFFFFFFFF, (value >> 32) & 0xFFFFFFFF)
+            cid = self.bound
+            self.bound += 1
+            if t == self._u64:
+                self.sections["global"] += (5 << 16 | OP["Constant"], t, cid, value & 0xFFFFFFFF,
+                                            (value >> 32) & 0xFFFFFFFF)
             else:
-                self.emit("global", "Constant", t, cid, value & 0xFFFFFFFF)
+                self.sections["global"] += (4 << 16 | OP["Constant"], t, cid, value & 0xFFFFFFFF)
             self._consts[key] = cid
             self.value_of[cid] = value
         return cid
