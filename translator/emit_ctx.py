@@ -23,10 +23,12 @@ class SpirvCtx:
     """Ctx for one instruction of a block, for all threads at once (en = guard and turn)."""
 
     def __init__(self, e, inst, en):
-        self.e, self.f, self.m, self.inst = e, e.f, e.m, inst
+        m = e.m
+        self.e, self.f, self.m, self.inst = e, e.f, m, inst
         self.en = en
-        self.u32, self.u64, self.bool = e.m.u32(), e.m.u64(), e.m.bool()
+        self.u32, self.u64, self.bool = m._u32, m._u64, m._bool
         self._active = None
+        self.known = e.const_value
 
     # ---------------------------------------------------------------- constants and folding
     def k32(self, v): return self.e.k(v)
@@ -34,11 +36,11 @@ class SpirvCtx:
     def kb(self, v): return self.m.const_bool(bool(v))
 
     def _value(self, x):
-        return self.e.const_value.get(x)
+        return self.known.get(x)
 
     def _op(self, opcode, t, *args, fold=None):
         if fold is not None:
-            known = self.e.const_value
+            known = self.known
             vals = []
             for a in args:
                 v = known.get(a)
@@ -117,10 +119,10 @@ class SpirvCtx:
     # ---------------------------------------------------------------- arithmetic
     def _identity(self, a, b, neutral):
         """``a op b`` when one side is the operation's neutral constant: the other side."""
-        known = self.e.const_value
-        if known.get(b) == neutral and b in known:
+        known = self.known
+        if b in known and known[b] == neutral:
             return a
-        if known.get(a) == neutral and a in known:
+        if a in known and known[a] == neutral:
             return b
         return None
 
