@@ -27,7 +27,7 @@ MAX_BUFFERS = 8
 STATUS, STATUS_PC, STATUS_THREAD, STATUS_ADDR_LO, STATUS_ADDR_HI, STATUS_BLOCK = 0, 1, 2, 3, 4, 5
 TURNS, STEPS, BARRIERS, INSTRUCTIONS = 8, 9, 10, 11    # counters, summed over workgroups
 BUDGET = 16
-TABLE = 32                     # per buffer: heap word offset, size in bytes
+TABLE = 32                     # per buffer: heap word offset, size in bytes (whole words)
 CBANK = 64
 CTRL_WORDS = CBANK + CBANK_BYTES // 4
 

@@ -57,7 +57,8 @@ class Emitter:
         self._regs: dict[tuple[str, int], int] = {}
         self._values: dict[tuple[str, int], int] = {}     # register -> SSA value within a block
         self._dirty: set[tuple[str, int]] = set()
-        self.halves: dict[int, tuple[int, int]] = {}       # 64-bit SSA value -> (lo, hi) words
+        self.halves: dict[int, list] = {}                   # 64-bit SSA value -> [lo, hi] words
+        self.joined: dict[tuple[int, int], int] = {}        # (lo, hi) words -> their 64-bit value
         self.helpers: dict[str, Function] = {}      # functions main calls, by name
         self.memory = MemoryEmitter(self)
         self._setup()

@@ -186,38 +186,46 @@ class SpirvCtx:
     def b2v(self, a): return self.sel(a, self.k32(1), self.k32(0))
 
     # ---------------------------------------------------------------- 64-bit
-    # A 64-bit value built from two words remembers them (``Emitter.halves``), so taking it
-    # apart again (an address pair read and split for the bounds check) costs nothing.
+    # A 64-bit value remembers its two words once they are known (``Emitter.halves``), and a
+    # pair of words the 64-bit value they came from (``Emitter.joined``): an address written to
+    # a register pair and read back as a pair, then split for the bounds check, costs nothing.
     def zext(self, a):
         v = self._op("UConvert", self.u64, a, fold="zext")
-        self.e.halves.setdefault(v, (a, self.k32(0)))
+        self.e.halves.setdefault(v, [a, self.k32(0)])
         return v
 
     def sext(self, a): return self._op("SConvert", self.u64, a, fold="sext")
 
-    def lo(self, a):
-        known = self.e.halves.get(a)
-        return known[0] if known else self._op("UConvert", self.u32, a, fold="lo")
+    def _half(self, a, k):
+        value = self._value(a)
+        if value is not None:
+            return self.k32(value >> 32 * k)
+        known = self.e.halves.setdefault(a, [None, None])
+        if known[k] is None:
+            wide = a if k == 0 else self.f.op("ShiftRightLogical", self.u64, a, self.k64(32))
+            known[k] = self.f.op("UConvert", self.u32, wide)
+            if known[1 - k] is not None:
+                self.e.joined.setdefault((known[0], known[1]), a)
+        return known[k]
 
-    def hi(self, a):
-        known = self.e.halves.get(a)
-        if known:
-            return known[1]
-        if self._value(a) is not None:
-            return self.k32(self._value(a) >> 32)
-        return self.f.op("UConvert", self.u32, self.f.op("ShiftRightLogical", self.u64, a, self.k64(32)))
+    def lo(self, a): return self._half(a, 0)
+    def hi(self, a): return self._half(a, 1)
 
     def join(self, lo, hi):
         if None not in (self._value(lo), self._value(hi)):
             return self.k64(self._value(lo) | self._value(hi) << 32)
+        v = self.e.joined.get((lo, hi))
+        if v is not None:
+            return v
         if self._value(hi) == 0:
             return self.zext(lo)
         v = self.f.op("BitwiseOr", self.u64, self.zext(lo),
                       self.f.op("ShiftLeftLogical", self.u64, self.zext(hi), self.k64(32)))
-        self.e.halves[v] = (lo, hi)
+        self.e.halves[v] = [lo, hi]
+        self.e.joined[(lo, hi)] = v
         return v
 
-    def add64(self, a, b): return self._op("IAdd", self.u64, a, b, fold="add64")
+    def add64(self, a, b): return self._identity(a, b, 0) or self._op("IAdd", self.u64, a, b, fold="add64")
     def mul64(self, a, b): return self._op("IMul", self.u64, a, b, fold="mul64")
     def shl64(self, a, n): return self._shift("ShiftLeftLogical", "shl64", self.u64, a, n, 64, lambda a: self.k64(0))
     def shr64(self, a, n): return self._shift("ShiftRightLogical", "shr64", self.u64, a, n, 64, lambda a: self.k64(0))

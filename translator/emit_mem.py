@@ -40,14 +40,18 @@ class MemoryEmitter:
         k = x.sub(hi, x.k32(abi.BUFFER_HI))
         off = x.sub(lo, x.k32(abi.BUFFER_LO))
         in_table = x.cmp("lt", k, x.k32(abi.MAX_BUFFERS), False)
-        kk = x.sel(in_table, k, x.k32(0))
-        base = e.ctrl_load(x.add(x.k32(abi.TABLE), x.shl(kk, x.k32(1))))
-        size = e.ctrl_load(x.add(x.k32(abi.TABLE + 1), x.shl(kk, x.k32(1))))
+        entry = x.shl(x.sel(in_table, k, x.k32(0)), x.k32(1))
+        base = e.ctrl_load(x.add(x.k32(abi.TABLE), entry))
+        size = e.ctrl_load(x.add(x.k32(abi.TABLE + 1), entry))
         ok = x.band(in_table, self._fits(x, off, size, nbytes))
         return ok, x.add(base, x.shr(off, x.k32(2))), self._shift(x, off, nbytes), lo, hi
 
     def _fits(self, x, off, size, nbytes):
-        room = x.band(x.cmp("ge", size, x.k32(nbytes), False), x.cmp("le", off, x.sub(size, x.k32(nbytes)), False))
+        """Whether ``nbytes`` at byte ``off`` lie inside ``size`` bytes (a multiple of 4), aligned."""
+        if nbytes <= 4:     # aligned and starting inside: it ends inside the same word
+            room = x.cmp("lt", off, size, False)
+        else:
+            room = x.band(x.cmp("ge", size, x.k32(nbytes), False), x.cmp("le", off, x.sub(size, x.k32(nbytes)), False))
         aligned = x.cmp("eq", x.and_(off, x.k32(min(nbytes, 4) - 1)), x.k32(0), False)
         return x.band(room, aligned)
 
