@@ -20,13 +20,15 @@ class MemoryEmitter:
         self.e, self.m, self.f = e, e.m, e.f
         u32 = self.m.u32()
         self.shared_words = max(1, (e.shared_bytes + 3) // 4)
-        arr = self.m.array(u32, self.shared_words)
-        self.smem = self.m.global_var(self.m.pointer("Workgroup", arr), "Workgroup", "shared_mem")
+        self.smem = None
+        if e.program.uses_shared:
+            arr = self.m.array(u32, self.shared_words)
+            self.smem = self.m.global_var(self.m.pointer("Workgroup", arr), "Workgroup", "shared_mem")
         self.wg_u32 = self.m.pointer("Workgroup", u32)
 
     def init_shared(self, cooperative: bool) -> None:
         """Zero shared memory, each thread a strided share (turns mode: before the first barrier)."""
-        if not cooperative:
+        if not cooperative or self.smem is None:
             return
         e, f = self.e, self.f
         e.emit_strided(self.shared_words,

@@ -83,6 +83,11 @@ class Program:
         return False
 
     @property
+    def uses_shared(self) -> bool:
+        """Whether an instruction reads or writes shared memory."""
+        return any(getattr(i.spec.sem, "space", None) == "shared" for i in self.insts)
+
+    @property
     def mode(self) -> str:
         return "turns" if self.turns else "free"
 
