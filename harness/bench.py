@@ -42,7 +42,7 @@ def bench_cases(blocks: int | None) -> list:
             grid=(grid, 1, 1), block=(k["block"], 1, 1), shared_bytes=0, step_budget=None,
             buffers=(BufferSpec("out", words, (0,) * words, None),), params=(Param("buffer", "out"),),
             provenance={"checksum": k["checksum"] if grid == k["grid"] else None,
-                        "native_h200_ms": k["native_h200_ms"]}))
+                        "native_h200_ms": k["native_h200_ms"] if grid == k["grid"] else None}))
     return cases
 
 
@@ -70,6 +70,8 @@ def measure(device, case, mode: str | None, repeat: int) -> dict:
            "warp_instructions": c["instructions"] / 32,
            "barriers_per_warp_instruction": c["barriers"] / max(1e-9, c["instructions"] / 32),
            "checksum": sum(struct.unpack(f"<{len(raw.buffers[0]) // 4}I", raw.buffers[0])) if raw.buffers else None}
+    if case.provenance.get("native_h200_ms"):     # a bench kernel at its full grid
+        row["native_h200_ms"] = case.provenance["native_h200_ms"]
     expected = case.provenance.get("checksum")
     if expected is not None:
         row["checksum_ok"] = row["checksum"] == expected
@@ -100,7 +102,27 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 
-def summarise(rows: list[dict], walls: dict[str, float]) -> dict:
+def native_ratios(rows: list[dict], native: dict | None) -> dict:
+    """Translated dispatch time over native CUDA time for the bench kernels, per device and
+    mode. ``native`` is what ``bench/divergent_loops.cu`` prints (``<kernel>_ms`` keys), measured
+    in the same session; without it the times recorded in ``bench/kernels.toml`` are used."""
+    out = {}
+    for r in rows:
+        if not r["case"].startswith("bench/") or "error" in r or r["outcome"] != "ok":
+            continue
+        kernel = r["case"].split("/", 1)[1]
+        if not r.get("native_h200_ms"):       # shrunk grid: nothing native to compare with
+            continue
+        native_ms = (native or {}).get(f"{kernel}_ms") or r["native_h200_ms"]
+        if native_ms:
+            out.setdefault(r["device"], {})[f"{kernel} ({r['mode']})"] = {
+                "translated_ms": r["dispatch_s"]["median"] * 1000, "native_ms": native_ms,
+                "ratio": r["dispatch_s"]["median"] * 1000 / native_ms,
+                "native_source": "this run" if native else "bench/kernels.toml (recorded)"}
+    return out
+
+
+def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = None) -> dict:
     """The figures the targets speak of, over the library rows."""
     ok = [r for r in rows if "error" not in r and r["outcome"] == "ok"]
     library = [r for r in ok if not r["case"].startswith("bench/")]
@@ -123,6 +145,7 @@ def summarise(rows: list[dict], walls: dict[str, float]) -> dict:
         "barriers_per_warp_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, warp_instr),
         "translate_instructions_per_s": translated / max(1e-9, seconds),
         "device_wall_s": walls,
+        "over_native": native_ratios(rows, native),
         "targets": TARGETS,
     }
 
@@ -137,8 +160,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--device", action="append", help="device id or pattern (default: all)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--bench-blocks", type=int, help="grid of the bench kernels (default: full on GPUs, 16 on CPU devices)")
+    p.add_argument("--native", type=Path, help="JSON printed by the native build of bench/divergent_loops.cu "
+                                                "(nvcc -o native bench/divergent_loops.cu && ./native > native.json)")
     p.add_argument("-o", "--output", default="reports/out/bench.json")
     args = p.parse_args(argv)
+    native = json.loads(args.native.read_text()) if args.native else None
     cases = discover_cases(args.root, args.cases or None)
     configs = devices.select(devices.discover(), args.device)
     doc = {"version": 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -155,7 +181,9 @@ def main(argv: list[str]) -> int:
             continue
         doc["rows"].extend(reply.value["rows"])
         walls[config.id] = reply.value["wall_s"]
-    doc["summary"] = summarise(doc["rows"], walls)
+    if native:
+        doc["native"] = native
+    doc["summary"] = summarise(doc["rows"], walls, native)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(doc, indent=1))
     print(json.dumps(doc["summary"], indent=1, default=str)[:4000])
