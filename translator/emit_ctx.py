@@ -29,9 +29,12 @@ class SpirvCtx:
         self.u32, self.u64, self.bool = m._u32, m._u64, m._bool
         self._active = None
         self.known = e.const_value
+        self._k = e._k
 
     # ---------------------------------------------------------------- constants and folding
-    def k32(self, v): return self.e.k(v)
+    def k32(self, v):
+        cid = self._k.get(v)
+        return cid if cid is not None else self.e.k(v)
     def k64(self, v): return self.m.const(self.u64, v & 0xFFFFFFFFFFFFFFFF)
     def kb(self, v): return self.m.const_bool(bool(v))
 

@@ -32,6 +32,8 @@ OP = dict(
     GroupNonUniformElect=333, GroupNonUniformBroadcastFirst=338, GroupNonUniformBallot=339, GroupNonUniformUMin=354,
 )
 
+OP_LOAD, OP_STORE = OP["Load"], OP["Store"]
+
 # enumerants
 STORAGE = dict(Input=1, Uniform=2, Workgroup=4, Private=6, Function=7, StorageBuffer=12)
 DECORATION = dict(Block=2, ArrayStride=6, BuiltIn=11, Volatile=21, Coherent=23, Binding=33,
@@ -257,13 +259,20 @@ class Function:
         self.op("Label", None, lid)
 
     def load(self, t, ptr, volatile=False):
-        return self.op("Load", t, ptr, VOLATILE_ACCESS) if volatile else self.op("Load", t, ptr)
+        m = self.m
+        rid = m.bound
+        m.bound += 1
+        if volatile:
+            self.body += (5 << 16 | OP_LOAD, t, rid, ptr, VOLATILE_ACCESS)
+        else:
+            self.body += (4 << 16 | OP_LOAD, t, rid, ptr)
+        return rid
 
     def store(self, ptr, value, volatile=False):
         if volatile:
-            self.op("Store", None, ptr, value, VOLATILE_ACCESS)
+            self.body += (4 << 16 | OP_STORE, ptr, value, VOLATILE_ACCESS)
         else:
-            self.op("Store", None, ptr, value)
+            self.body += (3 << 16 | OP_STORE, ptr, value)
 
     @contextmanager
     def if_(self, cond: int):
