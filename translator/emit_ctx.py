@@ -44,14 +44,12 @@ class SpirvCtx:
     def _op(self, opcode, t, *args, fold=None):
         if fold is not None:
             known = self.known
-            vals = []
             for a in args:
-                v = known.get(a)
-                if v is None:
-                    return self.f.op(opcode, t, *args)
-                vals.append(v)
-            r = getattr(_FOLD, fold)(*vals)
-            return self.kb(r) if t == self.bool else (self.k64(r) if t == self.u64 else self.k32(r))
+                if a not in known:
+                    break
+            else:
+                r = getattr(_FOLD, fold)(*[known[a] for a in args])
+                return self.kb(r) if t == self.bool else (self.k64(r) if t == self.u64 else self.k32(r))
         return self.f.op(opcode, t, *args)
 
     # ---------------------------------------------------------------- operands
