@@ -355,6 +355,35 @@ LUTS = [0x00, 0xFF, 0xC0, 0xFC, 0x3C, 0x96, 0xE8, 0x01, 0xFE, 0x80, 0x6A, 0x1E, 
         0x55, 0x5A, 0x66, 0xB4, 0x2D, 0x7F, 0x17, 0xA0, 0x88, 0xEE, 0xFA, 0xF0, 0xCC, 0xAA, 0x12]
 
 
+def test_every_lut_by_shannon_expansion_is_its_table():
+    """All 256 tables, bitwise on words and on predicates, with the interpreter's arithmetic;
+    and none costs more than six operations (a sum of minterms costs up to 20)."""
+    import random
+    from translator.interp_ctx import ThreadCtx
+    from translator.sem_alu import lut3
+
+    class Counting(ThreadCtx):
+        ops = 0
+
+        def __getattribute__(self, name):
+            if name in ("and_", "or_", "xor", "not_", "band", "bor", "bxor", "bnot"):
+                type(self).ops += 1
+            return object.__getattribute__(self, name)
+
+    x = Counting.__new__(Counting)
+    rng = random.Random(7)
+    words = [(rng.getrandbits(32), rng.getrandbits(32), rng.getrandbits(32)) for _ in range(8)]
+    for lut in range(256):
+        for a, b_, c in words:
+            assert lut3(x, lut, a, b_, c, boolean=False) == lut_eval(lut, a, b_, c), hex(lut)
+        for m in range(8):
+            bits = (bool(m & 4), bool(m & 2), bool(m & 1))
+            assert lut3(x, lut, *bits, boolean=True) == bool(lut >> m & 1), (hex(lut), bits)
+        Counting.ops = 0
+        lut3(x, lut, *words[0], boolean=False)
+        assert Counting.ops <= 6, f"lut {lut:#04x}: {Counting.ops} operations"
+
+
 def test_lop3_luts(backend):
     rows = inputs(32, 3, seed=4)
     body = [f"LOP3.LUT R{OUT + k}, R10, R11, R12, {lut:#x}, !PT" for k, lut in enumerate(LUTS)]
@@ -440,13 +469,16 @@ def test_shf_register_amounts(backend):
 SHF_IMM = [("SHF.R.U32.HI", 0x0), ("SHF.R.U32.HI", 0x1f), ("SHF.R.U32.HI", 0x20), ("SHF.R.S32.HI", 0x1f),
            ("SHF.R.S32.HI", 0x28), ("SHF.L.U64.HI", 0x28), ("SHF.L.U64.HI", 0x40), ("SHF.R.U64", 0x20),
            ("SHF.R.S64", 0x28), ("SHF.R.S64", 0x40), ("SHF.L.U32", 0x1f), ("SHF.L.U32", 0x20),
-           ("SHF.L.W.U32.HI", 0x28), ("SHF.R.W.U32", 0x28), ("SHF.L.U32", 0x0), ("SHF.R.U64", 0x40)]
+           ("SHF.L.W.U32.HI", 0x28), ("SHF.R.W.U32", 0x28), ("SHF.L.U32", 0x0), ("SHF.R.U64", 0x40),
+           ("SHF.L.U32.HI", 0x5), ("SHF.R.U32", 0x7), ("SHF.R.S32", 0xc), ("SHF.L.W.U32", 0x24),
+           ("SHF.L.U64.HI", 0x0), ("SHF.R.S64.HI", 0x3), ("SHF.R.U64", 0x1f), ("SHF.L.U64", 0x11)]
 
 
 def test_shf_immediate_amounts(backend):
     rows = inputs(32, 2, seed=7)
     body = [f"{form} R{OUT + k}, R10, {n:#x}, R11" for k, (form, n) in enumerate(SHF_IMM)]
-    body += ["SHF.R.S32.HI R36, RZ, 0x1f, R10", "SHF.L.U32 R37, R10, 0x2, RZ"]    # sign, shift left
+    k = OUT + len(SHF_IMM)
+    body += [f"SHF.R.S32.HI R{k}, RZ, 0x1f, R10", f"SHF.L.U32 R{k + 1}, R10, 0x2, RZ"]    # sign, shift left
 
     def expect(r, t):
         lo, hi = r

@@ -137,31 +137,45 @@ def lea(x: Ctx, i):
 
 # ---------------------------------------------------------------- logic
 def lut3(x: Ctx, lut: int, a, b, c, *, boolean: bool):
-    """Evaluate a 3-input truth table (a=0xF0, b=0xCC, c=0xAA) as a sum of minterms."""
+    """Evaluate a 3-input truth table (a=0xF0, b=0xCC, c=0xAA), bitwise or on predicates."""
     if boolean:
-        and_, or_, not_, zero, one = x.band, x.bor, x.bnot, x.kb(False), x.kb(True)
+        ops = (x.band, x.bor, x.bxor, x.bnot, x.kb(False), x.kb(True))
     else:
-        and_, or_, not_, zero, one = x.and_, x.or_, x.not_, x.k32(0), x.k32(0xFFFFFFFF)
-    lut &= 0xFF
-    if lut == 0:
+        ops = (x.and_, x.or_, x.xor, x.not_, x.k32(0), x.k32(0xFFFFFFFF))
+    return _table(ops, lut & 0xFF, (a, b, c))
+
+
+def _table(ops, table: int, args: tuple):
+    """A truth table over ``args`` (the first is the highest index bit), by Shannon expansion
+    on the first input: f = a ? f1 : f0, with the cheap cases (f1 == f0, f1 == ~f0 is a XOR,
+    a constant side is an AND or an OR) found first. No table of three inputs needs more than
+    a handful of operations, where a sum of minterms needs up to 20."""
+    and_, or_, xor, not_, zero, one = ops
+    half = 1 << (len(args) - 1)         # entries per cofactor
+    ones = (1 << half) - 1
+    if table == 0:
         return zero
-    if lut == 0xFF:
+    if table == (1 << 2 * half) - 1:
         return one
-    known = {0xF0: lambda: a, 0xCC: lambda: b, 0xAA: lambda: c, 0xC0: lambda: and_(a, b),
-             0xA0: lambda: and_(a, c), 0x88: lambda: and_(b, c), 0xFC: lambda: or_(a, b),
-             0xFA: lambda: or_(a, c), 0xEE: lambda: or_(b, c), 0x0F: lambda: not_(a),
-             0x33: lambda: not_(b), 0x55: lambda: not_(c)}
-    if lut in known:
-        return known[lut]()
-    if lut in (0x3C, 0x5A, 0x66, 0x96) and not boolean:
-        pairs = {0x3C: (a, b), 0x5A: (a, c), 0x66: (b, c)}
-        return x.xor(*pairs[lut]) if lut in pairs else x.xor(x.xor(a, b), c)
-    result = None
-    for m in range(8):
-        if lut >> m & 1:
-            term = and_(and_(a if m & 4 else not_(a), b if m & 2 else not_(b)), c if m & 1 else not_(c))
-            result = term if result is None else or_(result, term)
-    return result
+    v, rest = args[0], args[1:]
+    f1, f0 = table >> half, table & ones
+    if f1 == f0:
+        return _table(ops, f0, rest)
+    if (f1, f0) == (ones, 0):
+        return v
+    if (f1, f0) == (0, ones):
+        return not_(v)
+    if f1 == f0 ^ ones:
+        return xor(v, _table(ops, f0, rest))
+    if f0 == 0:
+        return and_(v, _table(ops, f1, rest))
+    if f1 == 0:
+        return and_(not_(v), _table(ops, f0, rest))
+    if f1 == ones:
+        return or_(v, _table(ops, f0, rest))
+    if f0 == ones:
+        return or_(not_(v), _table(ops, f1, rest))
+    return or_(and_(v, _table(ops, f1, rest)), and_(not_(v), _table(ops, f0, rest)))
 
 
 def lop3(x: Ctx, i):
@@ -187,6 +201,12 @@ def shf(x: Ctx, i):
     d, lo, n, hi = i.ops[:4]
     bits = 64 if ("U64" in i.mods or "S64" in i.mods) else 32
     signed = "S64" in i.mods or "S32" in i.mods
+    if n.kind == "imm" and not (n.neg or n.inv or n.abs):
+        k = n.value & (bits - 1) if "W" in i.mods else min(n.value, bits)
+        if k < 32:      # a constant amount below 32: each word from two 32-bit shifts
+            x.write(d, _funnel32(x, x.read(lo), x.read(hi), k, left="L" in i.mods, signed=signed,
+                                 high="HI" in i.mods))
+            return
     amount = x.read(n)
     amount = x.and_(amount, x.k32(bits - 1)) if "W" in i.mods else amount
     amount = x.sel(x.cmp("gt", amount, x.k32(bits), False), x.k32(bits), amount)
@@ -198,6 +218,17 @@ def shf(x: Ctx, i):
     else:
         r = x.shr64(pair, amount)
     x.write(d, x.hi(r) if "HI" in i.mods else x.lo(r))
+
+
+def _funnel32(x: Ctx, lo, hi, k: int, *, left: bool, signed: bool, high: bool):
+    """One word of ``{hi, lo}`` shifted by a constant 0 <= k < 32."""
+    if left:
+        if not high:
+            return x.shl(lo, x.k32(k))
+        return hi if k == 0 else x.or_(x.shl(hi, x.k32(k)), x.shr(lo, x.k32(32 - k)))
+    if high:
+        return x.sar(hi, x.k32(k)) if signed else x.shr(hi, x.k32(k))
+    return lo if k == 0 else x.or_(x.shr(lo, x.k32(k)), x.shl(hi, x.k32(32 - k)))
 
 
 def _cmp_name(i):
