@@ -36,7 +36,8 @@ OK, FAULT, LIVELOCK, BAD_PC = 0, 1, 2, 3
 STATUS_NAMES = {OK: "ok", FAULT: "fault", LIVELOCK: "livelock", BAD_PC: "bad-pc"}
 
 DEFAULT_BUDGET = 60000         # steps per thread (free) or turns per workgroup (turns); lavapipe
-                               # ends any shader loop after 65,535 iterations, so stay below
+                               # stops a loop after 65,535 iterations counted with those of the
+                               # loops nested in it, so stay below
 
 
 def buffer_address(k: int) -> int:

@@ -314,8 +314,9 @@ class Emitter:
     def emit_loop(self, check, body) -> None:
         """``while (check()) body();`` with ``check`` emitted in a block of its own.
 
-        (lavapipe ends any shader loop after 65,535 iterations, nested or not, without a
-        word: the step budget stays below that, see ``abi.DEFAULT_BUDGET``.)"""
+        (lavapipe stops a loop after 65,535 iterations counted together with those of the
+        loops nested in it, without a word: the step budget stays below that, and what follows
+        the loop finds the threads still running: see ``abi.DEFAULT_BUDGET``.)"""
         f, m = self.f, self.m
         head, test, block, cont, merge = (m.new_id() for _ in range(5))
         f.op("Branch", None, head)
