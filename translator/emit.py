@@ -59,6 +59,7 @@ class Emitter:
         self._dirty: set[tuple[str, int]] = set()
         self.halves: dict[int, list] = {}                   # 64-bit SSA value -> [lo, hi] words
         self.joined: dict[tuple[int, int], int] = {}        # (lo, hi) words -> their 64-bit value
+        self.negated: dict[int, int] = {}                   # ~a -> a
         self.helpers: dict[str, Function] = {}      # functions main calls, by name
         self.memory = MemoryEmitter(self)
         self._setup()
@@ -205,19 +206,25 @@ class Emitter:
         self.warp.on_exit(cond)
 
     # ---------------------------------------------------------------- blocks
-    def emit_block(self, block: Block, active: int, free: bool = False) -> None:
+    def emit_block(self, block: Block, active: int, free: bool = False) -> int | None:
         """The code of one basic block; ``active`` says which threads it moves; a thread
         running quiet blocks on its own (``free``) does not yield when it loops back.
 
         A block with no collective and nothing that waits needs no barrier, so it runs
         inside ``if (active)`` and writes registers without masks; the others run
-        straight through for every thread (barriers stay in uniform control flow)."""
+        straight through for every thread (barriers stay in uniform control flow).
+
+        Returns the pc every thread that ran the block goes to next, when the code fixes it
+        (no conditional branch, exit, wait or YIELD), else None."""
         true = self.m.const_bool(True)
         if self.const_value.get(active) is True or _needs_uniform_flow(block):
             self._emit_body(block, active, free)
-            return
-        with self.f.if_(active):
-            self._emit_body(block, true, free)
+        else:
+            with self.f.if_(active):
+                self._emit_body(block, true, free)
+        if self.block_exits or self.block_waits or self.block_yields:
+            return None
+        return self.const_value.get(self.next_value)
 
     def _emit_body(self, block: Block, active: int, free: bool) -> None:
         """The block's instructions, then the thread's next pc. Where the block goes next is
@@ -228,7 +235,7 @@ class Emitter:
         self._values, self._dirty = {}, set()
         self.participants = None
         self.next_value = self.k(block.end_pc)
-        self.block_exits = False
+        self.block_exits = self.block_waits = self.block_yields = False
         count = self.k(len(block.insts))
         if self.const_value.get(active) is not True:
             count = f.op("Select", u32, active, count, self.k(0))
@@ -252,9 +259,11 @@ class Emitter:
             if self.const_value.get(back) is not False:
                 f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
-    def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None, free=False) -> None:
+    def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None, free=False,
+                    after=None) -> None:
         """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;
-        any other pc runs ``default``, by default: it starts no block, BAD_PC."""
+        any other pc runs ``default``, by default: it starts no block, BAD_PC. ``after(block,
+        next_pc)`` emits code at the end of each block's case, for every thread."""
         f = self.f
         blocks = self.reachable if blocks is None else blocks
         labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
@@ -264,7 +273,9 @@ class Emitter:
         for pc, lab in labels.items():
             f.label(lab)
             if pc in blocks:
-                self.emit_block(blocks[pc], active_for(pc), free)
+                next_pc = self.emit_block(blocks[pc], active_for(pc), free)
+                if after is not None:
+                    after(blocks[pc], next_pc)
             f.op("Branch", None, merge)
         f.label(other)
         if default is not None:

@@ -130,10 +130,17 @@ class SpirvCtx:
     def add(self, a, b): return self._identity(a, b, 0) or self._op("IAdd", self.u32, a, b, fold="add")
     def sub(self, a, b): return self._op("ISub", self.u32, a, b, fold="sub")
     def mul(self, a, b): return self._identity(a, b, 1) or self._op("IMul", self.u32, a, b, fold="mul")
-    def and_(self, a, b): return self._identity(a, b, 0xFFFFFFFF) or self._op("BitwiseAnd", self.u32, a, b, fold="and_")
+    def and_(self, a, b):
+        negated = self.e.negated
+        if negated.get(b) == a or negated.get(a) == b:      # a & ~a (BRA.DIV on __activemask())
+            return self.k32(0)
+        return self._identity(a, b, 0xFFFFFFFF) or self._op("BitwiseAnd", self.u32, a, b, fold="and_")
     def or_(self, a, b): return self._identity(a, b, 0) or self._op("BitwiseOr", self.u32, a, b, fold="or_")
     def xor(self, a, b): return self._identity(a, b, 0) or self._op("BitwiseXor", self.u32, a, b, fold="xor")
-    def not_(self, a): return self._op("Not", self.u32, a, fold="not_")
+    def not_(self, a):
+        v = self._op("Not", self.u32, a, fold="not_")
+        self.e.negated.setdefault(v, a)
+        return v
     def popc(self, a): return self._op("BitCount", self.u32, a, fold="popc")
     def brev(self, a): return self._op("BitReverse", self.u32, a, fold="brev")
 

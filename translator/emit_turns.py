@@ -46,7 +46,7 @@ class TurnsWarp:
         # strided loop fills them: the vote slots start at NONE, the live count at the block
         # size, everything else at 0 (the fill relies on this order)
         self.offsets, size = {}, 0
-        for name, length in (("vote", 3), ("live", 1), ("exited", self.warps), ("wsync", self.warps),
+        for name, length in (("vote", 3), ("live", 1), ("top", 3), ("exited", self.warps), ("wsync", self.warps),
                              ("released", self.warps), ("yielding", self.warps), ("brk", self.warps * 16),
                              ("masks", 3 * self.warps * WORDS), ("vals", 3 * self.n), ("bar", 16 * BAR_FIELDS)):
             self.offsets[name], size = size, size + length
@@ -116,49 +116,85 @@ class TurnsWarp:
 
     # ---------------------------------------------------------------- the turn loop
     def emit_main(self) -> None:
+        """The turn loop. Each turn the threads vote the lowest key (one barrier) and the threads
+        at that pc run their block. The vote also takes the highest key: when both are equal,
+        every thread still running stands at one pc (a *uniform* turn), and when the block's
+        code fixes where they all go next (no conditional branch, exit, wait or YIELD), the
+        next turn needs no vote: its key is known, and its participants are this turn's."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         self._fill()
         e.memory.init_shared(cooperative=True)
         self.barrier()
         chosen_var = f.local(u32, "chosen", e.k(NONE_KEY))
+        uniform_var = f.local(bool_, "uniform", self.m.const_bool(False))
+        skip_var = f.local(bool_, "skip_vote", self.m.const_bool(False))
+        predicted_var = f.local(u32, "predicted", e.k(NONE_KEY))
+        votes = f.local(u32, "votes", e.k(0))
+        parity_var = f.local(u32, "parity", e.k(0))
+        known_var = f.local(bool_, "known_turn", self.m.const_bool(False))
+        self.parts_var = f.local(u32, "participants", e.k(0))
         quiet = {pc: b for pc, b in e.reachable.items() if b.quiet}
         loud = {pc: b for pc, b in e.reachable.items() if not b.quiet}
         needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
                          for b in loud.values() for i in b.insts)
 
-        def check():
+        def known_turn():
+            f.store(chosen_var, f.load(u32, predicted_var))
+            f.store(uniform_var, self.m.const_bool(True))
+            f.store(known_var, self.m.const_bool(True))
+
+        def vote():
             pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
             yielded = f.load(bool_, e.yielded)
             rank = f.op("Select", u32, waiting, e.k(WAIT_BIT), f.op("Select", u32, yielded, e.k(YIELD_BIT), e.k(0)))
-            key = f.op("Select", u32, exited, e.k(NONE_KEY), f.op("BitwiseOr", u32, pc, rank))
-            turn = f.load(u32, self.turn)
-            slot = f.op("UMod", u32, turn, e.k(3))
-            parity = f.op("BitwiseAnd", u32, turn, e.k(1))
+            mine = f.op("BitwiseOr", u32, pc, rank)
+            n = f.load(u32, votes)
+            slot = f.op("UMod", u32, n, e.k(3))
+            parity = f.op("BitwiseAnd", u32, n, e.k(1))
+            f.store(parity_var, parity)
             quad = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)), f.op("ShiftRightLogical", u32, e.tid, e.k(2)))
             here = f.op("AccessChain", self.wg_u32, self.keys, quad, f.op("BitwiseAnd", u32, e.tid, e.k(3)))
             f.store(here, f.op("Select", u32, exited, e.k(NONE_KEY), pc), True)
-            self._vote(slot, key)
+            f.store(known_var, self.m.const_bool(False))
+            self._vote(slot, f.op("Select", u32, exited, e.k(NONE_KEY), mine), f.op("Select", u32, exited, e.k(0), mine))
             self.barrier()
             chosen = self.ld("vote", slot)
             f.store(chosen_var, chosen)
+            f.store(uniform_var, f.op("IEqual", bool_, chosen, self.ld("top", slot)))
+            with f.if_(f.op("IEqual", bool_, e.tid, e.k(0))):
+                stale = f.op("UMod", u32, f.op("IAdd", u32, n, e.k(2)), e.k(3))
+                self.st("vote", stale, e.k(NONE_KEY))
+                self.st("top", stale, e.k(0))
+            f.store(votes, f.op("IAdd", u32, n, e.k(1)))
+
+        def check():
+            f.if_else(f.load(bool_, skip_var), known_turn, vote)
+            f.store(skip_var, self.m.const_bool(False))
+            chosen = f.load(u32, chosen_var)
             round_over = f.op("INotEqual", bool_, f.op("BitwiseAnd", u32, chosen, e.k(YIELD_BIT)), e.k(0))
             f.store(e.yielded, f.op("LogicalAnd", bool_, f.load(bool_, e.yielded),
                                     f.op("LogicalNot", bool_, round_over)))
-            with f.if_(f.op("IEqual", bool_, e.tid, e.k(0))):
-                self.st("vote", f.op("UMod", u32, f.op("IAdd", u32, turn, e.k(2)), e.k(3)), e.k(NONE_KEY))
             return f.op("LogicalAnd", bool_, f.op("INotEqual", bool_, chosen, e.k(NONE_KEY)),
-                        f.op("ULessThan", bool_, turn, e.budget))
+                        f.op("ULessThan", bool_, f.load(u32, self.turn), e.budget))
+
+        def after(block, next_pc):
+            """Every thread, at the end of the chosen block's case: whether the next turn is known."""
+            if next_pc is None or next_pc not in loud:
+                return
+            key = next_pc | (YIELD_BIT if next_pc <= block.pc else 0)
+            f.store(skip_var, f.load(bool_, uniform_var))
+            f.store(predicted_var, e.k(key))
 
         def body():
             cpc = f.op("BitwiseAnd", u32, f.load(u32, chosen_var), e.k(PC_MASK))
             if e.subgroup_vote:   # provably uniform: drivers may branch instead of masking every case
                 cpc = f.op("GroupNonUniformBroadcastFirst", u32, e.k(3), cpc)
             self.cpc = cpc
-            self.keys_base = f.op("IMul", u32, f.op("BitwiseAnd", u32, f.load(u32, self.turn), e.k(1)), e.k(self.n // 4))
             active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
                           f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
-            self.turn_participants = self._participants() if needs_mask else None
-            e.emit_switch(cpc, lambda _pc: active, blocks=loud, skip=list(quiet))
+            self.turn_participants = self._participants(f.load(bool_, known_var), f.load(u32, parity_var)) \
+                if needs_mask else None
+            e.emit_switch(cpc, lambda _pc: active, blocks=loud, skip=list(quiet), after=after)
             self.free_run(quiet)
             f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), e.k(1)))
 
@@ -168,15 +204,19 @@ class TurnsWarp:
         e.record_status(abi.LIVELOCK, stuck, f.load(u32, e.pc))
         e.add_counters(turns=[(abi.TURNS, f.load(u32, self.turn)), (abi.BARRIERS, f.load(u32, self.nbar))])
 
-    def _vote(self, slot, key) -> None:
-        """atomicMin of the keys: reduced in the subgroup first, one atomic per subgroup."""
+    def _vote(self, slot, low, high) -> None:
+        """atomicMin and atomicMax of the keys: reduced in the subgroup first, one atomic each
+        per subgroup (exited threads offer NONE to the minimum and 0 to the maximum)."""
         e, f, m, u32 = self.e, self.f, self.m, self.m.u32()
         if not e.subgroup_vote:
-            self.atomic("AtomicUMin", "vote", slot, key)
+            self.atomic("AtomicUMin", "vote", slot, low)
+            self.atomic("AtomicUMax", "top", slot, high)
             return
-        lowest = f.op("GroupNonUniformUMin", u32, e.k(3), 0, key)
+        lowest = f.op("GroupNonUniformUMin", u32, e.k(3), 0, low)
+        highest = f.op("GroupNonUniformUMax", u32, e.k(3), 0, high)
         with f.if_(f.op("GroupNonUniformElect", m.bool(), e.k(3))):
             self.atomic("AtomicUMin", "vote", slot, lowest)
+            self.atomic("AtomicUMax", "top", slot, highest)
 
     def free_run(self, quiet) -> None:
         """Threads in quiet blocks run on alone until they reach one that is not (no barrier inside)."""
@@ -204,24 +244,29 @@ class TurnsWarp:
             raise AssertionError(f"{x.inst.where}: participant mask not computed for {x.inst.opcode}")
         return self.turn_participants
 
-    def _participants(self):
-        """From the pcs every thread published before the vote: no barrier needed. Lanes past
-        the block's end never publish: their slots keep NONE from the fill."""
+    def _participants(self, known, parity):
+        """Lanes of this warp at the chosen pc, from the pcs every thread published before the
+        vote (no barrier needed; lanes past the block's end never publish: their slots keep
+        NONE from the fill). A turn known without a vote keeps the last turn's: the same
+        threads, all of them, moved on together."""
         e, f, m, u32 = self.e, self.f, self.m, self.m.u32()
-        bvec = m.vec(m.bool(), 4)
-        wg_v4 = m.pointer("Workgroup", self.v4)
-        base = f.op("IAdd", u32, self.keys_base, f.op("ShiftLeftLogical", u32, e.warp_id, e.k(3)))
-        want = f.op("CompositeConstruct", self.v4, self.cpc, self.cpc, self.cpc, self.cpc)
-        zero = m.const_vec(self.v4, u32, (0, 0, 0, 0))
-        acc = zero
-        for g in range(8):
-            pcs = f.load(self.v4, f.op("AccessChain", wg_v4, self.keys, f.op("IAdd", u32, base, e.k(g))), volatile=True)
-            bits = m.const_vec(self.v4, u32, tuple(1 << (4 * g + c) for c in range(4)))
-            hit = f.op("Select", self.v4, f.op("IEqual", bvec, pcs, want), bits, zero)
-            acc = hit if acc == zero else f.op("BitwiseOr", self.v4, acc, hit)
-        parts = [f.op("CompositeExtract", u32, acc, c) for c in range(4)]
-        return f.op("BitwiseOr", u32, f.op("BitwiseOr", u32, parts[0], parts[1]),
-                    f.op("BitwiseOr", u32, parts[2], parts[3]))
+        with f.if_(f.op("LogicalNot", m.bool(), known)):
+            bvec = m.vec(m.bool(), 4)
+            wg_v4 = m.pointer("Workgroup", self.v4)
+            base = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)),
+                        f.op("ShiftLeftLogical", u32, e.warp_id, e.k(3)))
+            want = f.op("CompositeConstruct", self.v4, self.cpc, self.cpc, self.cpc, self.cpc)
+            zero = m.const_vec(self.v4, u32, (0, 0, 0, 0))
+            acc = zero
+            for g in range(8):
+                pcs = f.load(self.v4, f.op("AccessChain", wg_v4, self.keys, f.op("IAdd", u32, base, e.k(g))), volatile=True)
+                bits = m.const_vec(self.v4, u32, tuple(1 << (4 * g + c) for c in range(4)))
+                hit = f.op("Select", self.v4, f.op("IEqual", bvec, pcs, want), bits, zero)
+                acc = hit if acc == zero else f.op("BitwiseOr", self.v4, acc, hit)
+            words = [f.op("CompositeExtract", u32, acc, c) for c in range(4)]
+            f.store(self.parts_var, f.op("BitwiseOr", u32, f.op("BitwiseOr", u32, words[0], words[1]),
+                                         f.op("BitwiseOr", u32, words[2], words[3])))
+        return f.load(u32, self.parts_var)
 
     def on_exit(self, cond) -> None:
         """One fewer live thread (BAR.SYNC counts them), and its bit in the warp's exited mask."""
@@ -353,6 +398,7 @@ class TurnsWarp:
 
     def yield_(self, x):
         e, f = self.e, self.f
+        e.block_yields = True
         with f.if_(x.en):
             self.atomic("AtomicOr", None, self.mine["yielding"], self.bit)
 
@@ -364,6 +410,7 @@ class TurnsWarp:
     def _settle(self, x, passed):
         """A waiting instruction's verdict: pass on, or stay at this pc and wait."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        e.block_waits = True
         stay = x.band(e.block_active, x.bnot(passed))
         e.next_value = x.sel(stay, x.k32(x.inst.pc), e.next_value)
         f.store(e.waiting, f.op("Select", bool_, e.block_active, stay, f.load(bool_, e.waiting)))

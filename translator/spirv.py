@@ -28,7 +28,7 @@ OP = dict(
     AtomicIAdd=234, AtomicISub=235, AtomicSMin=236, AtomicUMin=237, AtomicSMax=238, AtomicUMax=239,
     AtomicAnd=240, AtomicOr=241, AtomicXor=242, LoopMerge=246, SelectionMerge=247, Label=248,
     Branch=249, BranchConditional=250, Switch=251, Return=253,
-    GroupNonUniformElect=333, GroupNonUniformBroadcastFirst=338, GroupNonUniformBallot=339, GroupNonUniformUMin=354,
+    GroupNonUniformElect=333, GroupNonUniformBroadcastFirst=338, GroupNonUniformBallot=339, GroupNonUniformUMin=354, GroupNonUniformUMax=357,
 )
 
 OP_LOAD, OP_STORE = OP["Load"], OP["Store"]
@@ -295,6 +295,18 @@ class Function:
     def if_(self, cond: int) -> "_If":
         """``with f.if_(cond): ...`` emits ``if (cond) { ... }`` as a selection construct."""
         return _If(self, cond)
+
+    def if_else(self, cond: int, then, otherwise) -> None:
+        """``if (cond) then() else otherwise()`` as a selection construct."""
+        m = self.m
+        yes, no, merge = m.new_id(), m.new_id(), m.new_id()
+        self.op("SelectionMerge", None, merge, 0)
+        self.op("BranchConditional", None, cond, yes, no)
+        for label, body in ((yes, then), (no, otherwise)):
+            self.label(label)
+            body()
+            self.op("Branch", None, merge)
+        self.label(merge)
 
     def call(self, fn: "Function", *args) -> None:
         self.op("FunctionCall", self.m.void(), fn.fid, *args)
