@@ -60,6 +60,7 @@ class Emitter:
         self.halves: dict[int, list] = {}                   # 64-bit SSA value -> [lo, hi] words
         self.joined: dict[tuple[int, int], int] = {}        # (lo, hi) words -> their 64-bit value
         self.negated: dict[int, int] = {}                   # ~a -> a
+        self.masked: dict[int, tuple[int, int]] = {}        # select(en, new, old) -> (en, new)
         self.helpers: dict[str, Function] = {}      # functions main calls, by name
         self.memory = MemoryEmitter(self)
         self._setup()

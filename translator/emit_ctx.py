@@ -101,8 +101,18 @@ class SpirvCtx:
         if self._value(self.en) is not True:
             if self._value(self.en) is False:
                 return
-            v = self.f.op("Select", t, self.en, v, self.e.get(kind, n))
+            new = v
+            v = self.f.op("Select", t, self.en, new, self.e.get(kind, n))
+            self.e.masked[v] = (self.en, new)
         self.e.set(kind, n, v)
+
+    def read_enabled(self, o):
+        """A register as the threads with ``en`` see it: a value written under the same enable
+        in this block is the new value itself, not select(en, new, old). Only for values that
+        nothing but the enabled threads use (a branch's mask: the jump is masked by en)."""
+        v = self.read(o)
+        masked = self.e.masked.get(v)
+        return masked[1] if masked is not None and masked[0] == self.en else v
 
     def write(self, o, v):
         if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
@@ -127,15 +137,27 @@ class SpirvCtx:
             return b
         return None
 
+    def _absorbing(self, a, b, zero):
+        """``a op b`` when one side is the operation's absorbing constant: that constant."""
+        known = self.known
+        for side in (a, b):
+            if side in known and known[side] == zero and type(known[side]) is type(zero):
+                return side
+        return None
+
     def add(self, a, b): return self._identity(a, b, 0) or self._op("IAdd", self.u32, a, b, fold="add")
     def sub(self, a, b): return self._op("ISub", self.u32, a, b, fold="sub")
-    def mul(self, a, b): return self._identity(a, b, 1) or self._op("IMul", self.u32, a, b, fold="mul")
+    def mul(self, a, b):
+        return self._absorbing(a, b, 0) or self._identity(a, b, 1) or self._op("IMul", self.u32, a, b, fold="mul")
     def and_(self, a, b):
         negated = self.e.negated
         if negated.get(b) == a or negated.get(a) == b:      # a & ~a (BRA.DIV on __activemask())
             return self.k32(0)
-        return self._identity(a, b, 0xFFFFFFFF) or self._op("BitwiseAnd", self.u32, a, b, fold="and_")
-    def or_(self, a, b): return self._identity(a, b, 0) or self._op("BitwiseOr", self.u32, a, b, fold="or_")
+        return self._absorbing(a, b, 0) or self._identity(a, b, 0xFFFFFFFF) or \
+            self._op("BitwiseAnd", self.u32, a, b, fold="and_")
+    def or_(self, a, b):
+        return self._absorbing(a, b, 0xFFFFFFFF) or self._identity(a, b, 0) or \
+            self._op("BitwiseOr", self.u32, a, b, fold="or_")
     def xor(self, a, b): return self._identity(a, b, 0) or self._op("BitwiseXor", self.u32, a, b, fold="xor")
     def not_(self, a):
         v = self._op("Not", self.u32, a, fold="not_")
@@ -182,8 +204,13 @@ class SpirvCtx:
             return a if cv else b
         return self.f.op("Select", self.u32, c, a, b)
 
-    def band(self, a, b): return self._identity(a, b, True) or self._op("LogicalAnd", self.bool, a, b, fold="band")
-    def bor(self, a, b): return self._identity(a, b, False) or self._op("LogicalOr", self.bool, a, b, fold="bor")
+    def band(self, a, b):
+        return self._absorbing(a, b, False) or self._identity(a, b, True) or \
+            self._op("LogicalAnd", self.bool, a, b, fold="band")
+
+    def bor(self, a, b):
+        return self._absorbing(a, b, True) or self._identity(a, b, False) or \
+            self._op("LogicalOr", self.bool, a, b, fold="bor")
     def bxor(self, a, b): return self._op("LogicalNotEqual", self.bool, a, b, fold="bxor")
     def bnot(self, a): return self._op("LogicalNot", self.bool, a, fold="bnot")
 

@@ -184,6 +184,9 @@ class ThreadCtx:
     def kb(self, v): return bool(v)
 
     # operands
+    def read_enabled(self, o) -> int:
+        return self.read(o)
+
     def read(self, o) -> int:
         if o.kind == "reg":
             v = 0 if o.value == 255 else self.t.r[o.value]

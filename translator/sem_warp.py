@@ -76,7 +76,7 @@ def redux(x: Ctx, i):
 # ---------------------------------------------------------------- control
 def bra(x: Ctx, i):
     if i.mods & {"DIV", "CONV"}:     # taken when the lanes of URm are diverged / converged
-        mask = x.read(i.ops[0])
+        mask = x.read_enabled(i.ops[0])
         missing = x.and_(mask, x.not_(x.active()))
         diverged = x.cmp("ne", missing, x.k32(0), False)
         x.jump(x.k32(i.target), diverged if "DIV" in i.mods else x.bnot(diverged))
