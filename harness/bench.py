@@ -46,25 +46,36 @@ def bench_cases(blocks: int | None) -> list:
     return cases
 
 
-def measure(device, case, mode: str | None, repeat: int) -> dict:
-    """One case in one mode on an open device: timings, counters, and the output checksum."""
+def measure(device, case, modes: list[str | None], repeat: int) -> list[dict]:
+    """One case in each of ``modes`` on an open device: timings, counters and the output
+    checksum, a row per mode. The modes' dispatches alternate, so a slow spell of the machine
+    hits them alike and their ratio holds."""
     from .dispatch import prepare, run_vulkan, translate_case
     prep = prepare(case)
-    translate_s, shader = [], None
-    for _ in range(repeat):
-        shader, seconds = translate_case(prep, mode, use_cache=False)
-        translate_s.append(seconds)
-    dispatch, pipeline, raw = [], [], None
+    shaders, translate_s = {}, {}
+    for mode in modes:
+        translate_s[mode] = []
+        for _ in range(repeat):
+            shaders[mode], seconds = translate_case(prep, mode, use_cache=False)
+            translate_s[mode].append(seconds)
+    dispatch = {mode: [] for mode in modes}
+    pipeline, last = {}, {}
     for _ in range(repeat + 1):
-        raw = run_vulkan(device, prep, shader)
-        pipeline.append(raw.timings.get("pipeline_s", 0.0))
-        dispatch.append(raw.timings.get("dispatch_s", raw.timings["run_s"]))
+        for mode in modes:
+            last[mode] = raw = run_vulkan(device, prep, shaders[mode])
+            pipeline.setdefault(mode, raw.timings.get("pipeline_s", 0.0))
+            dispatch[mode].append(raw.timings.get("dispatch_s", raw.timings["run_s"]))
+    return [_row(case, prep, shaders[mode], last[mode], translate_s[mode], pipeline[mode], dispatch[mode])
+            for mode in modes]
+
+
+def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch) -> dict:
     threads = case.total_threads
     c = raw.counters
     per_thread = c["instructions"] / threads
     row = {"case": case.id, "mode": shader.mode, "outcome": raw.outcome, "blocks": case.num_blocks,
            "sass_instructions": len(prep.program.insts), "translate_s": spread(translate_s),
-           "pipeline_s": pipeline[0], "first_dispatch_s": dispatch[0], "dispatch_s": spread(dispatch[1:]),
+           "pipeline_s": pipeline_s, "first_dispatch_s": dispatch[0], "dispatch_s": spread(dispatch[1:]),
            "instructions_per_thread": per_thread, "turns": c["turns"], "barriers": c["barriers"],
            "barriers_per_instruction": c["barriers"] / max(1e-9, per_thread * case.num_blocks),
            "warp_instructions": c["instructions"] / 32,
@@ -94,11 +105,11 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
                 modes = ["free", "turns"]
         except Exception:  # noqa: BLE001 - unsupported cases are listed as such below
             pass
-        for mode in modes:
-            try:
-                rows.append({"device": device_id, **measure(device, case, mode, repeat)})
-            except Exception as exc:  # noqa: BLE001
-                rows.append({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}"})
+        try:
+            rows.extend({"device": device_id, **row} for row in measure(device, case, modes, repeat))
+        except Exception as exc:  # noqa: BLE001
+            rows.extend({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}"}
+                        for mode in modes)
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 
@@ -158,7 +169,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("cases", nargs="*", help="case ids or patterns (default: every case)")
     p.add_argument("--root", default="cases")
     p.add_argument("--device", action="append", help="device id or pattern (default: all)")
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=7, help="repetitions of each translation and dispatch (default 7)")
     p.add_argument("--bench-blocks", type=int, help="grid of the bench kernels (default: full on GPUs, 16 on CPU devices)")
     p.add_argument("--native", type=Path, help="JSON printed by the native build of bench/divergent_loops.cu "
                                                 "(nvcc -o native bench/divergent_loops.cu && ./native > native.json)")
