@@ -354,23 +354,21 @@ class TurnsWarp:
         got = self._lane_value(x, vbase, x.sel(ok, x.and_(j, x.k32(31)), lane))
         return x.sel(ok, got, value), ok
 
-    def _per_lane(self, x, value):
+    def _equal_lanes(self, x, value):
+        """(lanes of this warp in the rendezvous whose value equals this thread's, those lanes)."""
         act, _, vbase, _ = self._exchange(x, x.en, value=value)
+        first = x.add(vbase, self.mine["vals"])
+        equal = x.k32(0)
         for lane in range(32):
-            on = x.cmp("ne", x.and_(act, x.k32(1 << lane)), x.k32(0), False)
-            yield lane, on, self._lane_value(x, vbase, x.k32(lane)), act
+            same = x.cmp("eq", self.ld(None, x.add(first, x.k32(lane))), value, False)
+            equal = x.or_(equal, x.sel(same, x.k32(1 << lane), x.k32(0)))
+        return x.and_(equal, act), act
 
     def match_any(self, x, value):
-        mask = x.k32(0)
-        for lane, on, v, _ in self._per_lane(x, value):
-            hit = x.band(on, x.cmp("eq", v, value, False))
-            mask = x.or_(mask, x.sel(hit, x.k32(1 << lane), x.k32(0)))
-        return mask
+        return self._equal_lanes(x, value)[0]
 
     def match_all(self, x, value):
-        mask, act = x.k32(0), None
-        for lane, on, v, act in self._per_lane(x, value):
-            mask = x.or_(mask, x.sel(x.band(on, x.cmp("eq", v, value, False)), x.k32(1 << lane), x.k32(0)))
+        mask, act = self._equal_lanes(x, value)
         ok = x.cmp("eq", mask, act, False)
         return x.sel(ok, act, x.k32(0)), ok
 
