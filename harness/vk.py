@@ -454,13 +454,16 @@ class Device:
         return _call("vkCreateDevice", self._pd, info, None)
 
     def _host_memory_type(self) -> int:
-        """Index of the first HOST_VISIBLE | HOST_COHERENT memory type."""
+        """Index of a HOST_VISIBLE | HOST_COHERENT memory type, DEVICE_LOCAL too where the
+        device has one (a discrete GPU's BAR memory: the shader's accesses stay on the card,
+        as a native kernel's do, instead of crossing the bus)."""
         want = _v.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | _v.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
         props = _v.vkGetPhysicalDeviceMemoryProperties(self._pd)
-        for i in range(props.memoryTypeCount):
-            if props.memoryTypes[i].propertyFlags & want == want:
-                return i
-        raise VulkanError(f"device {self.info.name!r} has no host-visible coherent memory")
+        usable = [i for i in range(props.memoryTypeCount) if props.memoryTypes[i].propertyFlags & want == want]
+        if not usable:
+            raise VulkanError(f"device {self.info.name!r} has no host-visible coherent memory")
+        local = [i for i in usable if props.memoryTypes[i].propertyFlags & _v.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT]
+        return (local or usable)[0]
 
     # ------------------------------------------------------------------ lifetime
 
