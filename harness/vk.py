@@ -398,6 +398,19 @@ class Device:
         self._pool = _call("vkCreateCommandPool", self._device, pool_info, None)
         self._memory_type = self._host_memory_type()
         self._open_pipeline_cache()
+        self._open_timestamps()
+
+    def _open_timestamps(self) -> None:
+        """A query pool of two timestamps around each dispatch, where the queue has them:
+        ``gpu_s`` in last_timings is the device's own time for the dispatch."""
+        self._queries = None
+        family = _v.vkGetPhysicalDeviceQueueFamilyProperties(self._pd)[self._family]
+        if family.timestampValidBits == 0:
+            return
+        self._tick_s = _v.vkGetPhysicalDeviceProperties(self._pd).limits.timestampPeriod * 1e-9
+        self._tick_mask = (1 << family.timestampValidBits) - 1
+        info = _v.VkQueryPoolCreateInfo(queryType=_v.VK_QUERY_TYPE_TIMESTAMP, queryCount=2)
+        self._queries = _call("vkCreateQueryPool", self._device, info, None)
 
     def _open_pipeline_cache(self) -> None:
         """A VkPipelineCache seeded from disk, keyed by the driver's pipelineCacheUUID."""
@@ -501,6 +514,9 @@ class Device:
                 self._cache = None
             if self._pool is not None:
                 _v.vkDestroyCommandPool(self._device, self._pool, None)
+            if getattr(self, "_queries", None) is not None:
+                _v.vkDestroyQueryPool(self._device, self._queries, None)
+                self._queries = None
             _v.vkDestroyDevice(self._device, None)
             self._device = self._pool = None
         self._instance.close()
@@ -576,7 +592,7 @@ class Device:
             raise VulkanError(f"device {self.info.name!r} is unusable: {self._unusable}")
         self._check_dispatch(buffers, groups)
         self.last_timings = {"pipeline_s": 0.0, "upload_s": 0.0,
-                             "dispatch_s": 0.0, "readback_s": 0.0}
+                             "dispatch_s": 0.0, "readback_s": 0.0}   # and gpu_s where the queue has timestamps
         with ExitStack() as scratch:  # undoes this call's objects
             try:
                 pipe = self._pipeline(bytes(spirv), len(buffers), entry)
@@ -610,6 +626,11 @@ class Device:
         t, self.last_timings["upload_s"] = time.perf_counter(), time.perf_counter() - t
         self._dispatch(scratch, pipe, dset, groups, timeout_s)
         t, self.last_timings["dispatch_s"] = time.perf_counter(), time.perf_counter() - t
+        if self._queries is not None:
+            ticks = _ffi.new("uint64_t[2]")
+            _call("vkGetQueryPoolResults", self._device, self._queries, 0, 2, 16, ticks, 8,
+                  _v.VK_QUERY_RESULT_64_BIT | _v.VK_QUERY_RESULT_WAIT_BIT)
+            self.last_timings["gpu_s"] = ((ticks[1] - ticks[0]) & self._tick_mask) * self._tick_s
         out = [bytes(view[:nbytes]) for _, view, nbytes, _ in mapped]
         self.last_timings["readback_s"] = time.perf_counter() - t
         return out
@@ -665,7 +686,7 @@ class Device:
             commandBufferCount=1)
         cmds = _call("vkAllocateCommandBuffers", dev, alloc)
         scratch.callback(lambda: _v.vkFreeCommandBuffers(dev, self._pool, 1, cmds))
-        self._record(cmds[0], pipe, dset, groups)
+        self._record(cmds[0], pipe, dset, groups, self._queries)
         fence_info = _v.VkFenceCreateInfo()
         fence = _call("vkCreateFence", dev, fence_info, None)
         scratch.callback(lambda: _v.vkDestroyFence(dev, fence, None))
@@ -676,16 +697,22 @@ class Device:
         _call("vkWaitForFences", dev, 1, fences, _v.VK_TRUE, int(timeout_s * 1e9))
 
     @staticmethod
-    def _record(cmd, pipe: _Pipeline, dset, groups) -> None:
-        """Bind, dispatch, then a barrier making shader writes visible to host reads."""
+    def _record(cmd, pipe: _Pipeline, dset, groups, queries=None) -> None:
+        """Bind, dispatch (between two timestamps when ``queries``), then a barrier making
+        shader writes visible to host reads."""
         begin = _v.VkCommandBufferBeginInfo(flags=_v.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
         _call("vkBeginCommandBuffer", cmd, begin)
+        if queries is not None:
+            _v.vkCmdResetQueryPool(cmd, queries, 0, 2)
+            _v.vkCmdWriteTimestamp(cmd, _v.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0)
         _v.vkCmdBindPipeline(cmd, _v.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline)
         sets = [dset]
         if dset is not None:
             _v.vkCmdBindDescriptorSets(cmd, _v.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout,
                                        0, 1, sets, 0, None)
         _v.vkCmdDispatch(cmd, *groups)
+        if queries is not None:
+            _v.vkCmdWriteTimestamp(cmd, _v.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1)
         barriers = [_v.VkMemoryBarrier(srcAccessMask=_v.VK_ACCESS_SHADER_WRITE_BIT,
                                        dstAccessMask=_v.VK_ACCESS_HOST_READ_BIT)]
         _v.vkCmdPipelineBarrier(cmd, _v.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,

@@ -124,8 +124,9 @@ def test_triple_every_word_and_pipeline_cache(device, triple):
         for i, word in enumerate(got):
             assert word == (1000 + 7 * i) * 3 + i, f"out[{i}] on attempt {attempt}"
         assert out[0] == data
-        assert set(device.last_timings) == {"pipeline_s", "dispatch_s", "upload_s",
-                                            "readback_s"}
+        assert set(device.last_timings) - {"gpu_s"} == {"pipeline_s", "dispatch_s", "upload_s", "readback_s"}
+        if "gpu_s" in device.last_timings:     # the queue's own clock: inside the wall-clock time
+            assert 0 < device.last_timings["gpu_s"] <= device.last_timings["dispatch_s"]
     assert device.last_timings["pipeline_s"] == 0  # second run: cached pipeline
 
 
