@@ -118,6 +118,11 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 
+def _time(row: dict) -> float:
+    """A row's median dispatch time: on the device's own clock where it has one."""
+    return (row.get("gpu_s") or row["dispatch_s"])["median"]
+
+
 def native_ratios(rows: list[dict], native: dict | None) -> dict:
     """Translated dispatch time over native CUDA time for the bench kernels, per device and
     mode. ``native`` is what ``bench/divergent_loops.cu`` prints (``<kernel>_ms`` keys), measured
@@ -131,10 +136,9 @@ def native_ratios(rows: list[dict], native: dict | None) -> dict:
             continue
         native_ms = (native or {}).get(f"{kernel}_ms") or r["native_h200_ms"]
         if native_ms:       # the device's own clock where it has one, as CUDA events are
-            timing = r.get("gpu_s") or r["dispatch_s"]
             out.setdefault(r["device"], {})[f"{kernel} ({r['mode']})"] = {
-                "translated_ms": timing["median"] * 1000, "native_ms": native_ms,
-                "ratio": timing["median"] * 1000 / native_ms,
+                "translated_ms": _time(r) * 1000, "native_ms": native_ms,
+                "ratio": _time(r) * 1000 / native_ms,
                 "clock": "device timestamps" if r.get("gpu_s") else "host wall clock",
                 "native_source": "this run" if native else "bench/kernels.toml (recorded)"}
     return out
@@ -150,7 +154,7 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
             free = next((f for f in ok if f["case"] == r["case"] and f["device"] == r["device"] and f["mode"] == "free"), None)
             if free:
                 ratios.setdefault(r["device"], []).append(
-                    (r["case"], r["dispatch_s"]["median"] / max(1e-9, free["dispatch_s"]["median"])))
+                    (r["case"], _time(r) / max(1e-9, _time(free))))
     turns_rows = [r for r in library if r["mode"] == "turns"]
     instr = sum(r["instructions_per_thread"] * r["blocks"] for r in turns_rows)
     warp_instr = sum(r["warp_instructions"] for r in turns_rows)
