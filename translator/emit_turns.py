@@ -127,12 +127,14 @@ class TurnsWarp:
         self.barrier()
         chosen_var = f.local(u32, "chosen", e.k(NONE_KEY))
         uniform_var = f.local(bool_, "uniform", self.m.const_bool(False))
-        skip_var = f.local(bool_, "skip_vote", self.m.const_bool(False))
-        predicted_var = f.local(u32, "predicted", e.k(NONE_KEY))
+        # the first turn needs no vote either: every thread starts at the entry, none has exited
+        skip_var = f.local(bool_, "skip_vote", self.m.const_bool(True))
+        predicted_var = f.local(u32, "predicted", e.k(self.e.program.entry))
         votes = f.local(u32, "votes", e.k(0))
         parity_var = f.local(u32, "parity", e.k(0))
         known_var = f.local(bool_, "known_turn", self.m.const_bool(False))
         self.parts_var = f.local(u32, "participants", e.k(0))
+        f.store(self.parts_var, self.lanes)
         quiet = {pc: b for pc, b in e.reachable.items() if b.quiet}
         loud = {pc: b for pc, b in e.reachable.items() if not b.quiet}
         needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
