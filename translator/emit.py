@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from . import abi
 from .emit_ctx import SpirvCtx
 from .emit_mem import MemoryEmitter
-from .emit_turns import FreeWarp, TurnsWarp
+from .emit_turns import EXITED, FreeWarp, TurnsWarp
 from .errors import UnsupportedInstruction
 from .ir import Block, Program
 from . import spirv
@@ -216,14 +216,20 @@ class Emitter:
         straight through for every thread (barriers stay in uniform control flow).
 
         Returns the pc every thread that ran the block goes to next, when the code fixes it
-        (no conditional branch, exit, wait or YIELD), else None."""
+        (no conditional branch, exit, wait or YIELD): ``EXITED`` when the block ends in an
+        unconditional EXIT; else None."""
         true = self.m.const_bool(True)
         if self.const_value.get(active) is True or _needs_uniform_flow(block):
             self._emit_body(block, active, free)
         else:
             with self.f.if_(active):
                 self._emit_body(block, true, free)
-        if self.block_exits or self.block_waits or self.block_yields:
+        if self.block_waits or self.block_yields:
+            return None
+        last = block.insts[-1]
+        if last.base == "EXIT" and last.guard is None:
+            return EXITED
+        if self.block_exits:
             return None
         return self.const_value.get(self.next_value)
 

@@ -12,6 +12,8 @@ from . import abi
 from .errors import UnsupportedInstruction
 from .schedule import NONE_KEY, PC_MASK, WAIT_BIT, YIELD_BIT
 
+EXITED = -1        # Emitter.emit_block: every thread that ran the block has exited
+
 BAR_FIELDS = 5          # count, popc, generation, result popc, result count
 WORDS = 3               # per warp and slot: lanes present, lanes whose predicate holds, reduction
 
@@ -181,9 +183,12 @@ class TurnsWarp:
 
         def after(block, next_pc):
             """Every thread, at the end of the chosen block's case: whether the next turn is known."""
-            if next_pc is None or next_pc not in loud:
+            if next_pc == EXITED:
+                key = NONE_KEY
+            elif next_pc is None or next_pc not in loud:
                 return
-            key = next_pc | (YIELD_BIT if next_pc <= block.pc else 0)
+            else:
+                key = next_pc | (YIELD_BIT if next_pc <= block.pc else 0)
             f.store(skip_var, f.load(bool_, uniform_var))
             f.store(predicted_var, e.k(key))
 
