@@ -21,6 +21,7 @@ _CMP = {("eq", False): "IEqual", ("ne", False): "INotEqual", ("lt", False): "ULe
 
 class SpirvCtx:
     """Ctx for one instruction of a block, for all threads at once (en = guard and turn)."""
+    __slots__ = ("e", "f", "m", "inst", "en", "u32", "u64", "bool", "_active", "known", "_k")
 
     def __init__(self, e, inst, en):
         m = e.m

@@ -239,6 +239,7 @@ class _If:
 class Function:
     """A function returning nothing (``main`` or a helper it calls): the current block, local
     variables and structured control flow; ``params`` are the parameters' ids."""
+    __slots__ = ("m", "fid", "param_types", "params", "locals", "body", "entry_label")
 
     def __init__(self, module: Module, param_types: tuple[int, ...] = ()):
         self.m = module
