@@ -201,12 +201,6 @@ def shf(x: Ctx, i):
     d, lo, n, hi = i.ops[:4]
     bits = 64 if ("U64" in i.mods or "S64" in i.mods) else 32
     signed = "S64" in i.mods or "S32" in i.mods
-    if n.kind == "imm" and not (n.neg or n.inv or n.abs):
-        k = n.value & (bits - 1) if "W" in i.mods else min(n.value, bits)
-        if k < 32:      # a constant amount below 32: each word from two 32-bit shifts
-            x.write(d, _funnel32(x, x.read(lo), x.read(hi), k, left="L" in i.mods, signed=signed,
-                                 high="HI" in i.mods))
-            return
     amount = x.read(n)
     amount = x.and_(amount, x.k32(bits - 1)) if "W" in i.mods else amount
     amount = x.sel(x.cmp("gt", amount, x.k32(bits), False), x.k32(bits), amount)
@@ -218,17 +212,6 @@ def shf(x: Ctx, i):
     else:
         r = x.shr64(pair, amount)
     x.write(d, x.hi(r) if "HI" in i.mods else x.lo(r))
-
-
-def _funnel32(x: Ctx, lo, hi, k: int, *, left: bool, signed: bool, high: bool):
-    """One word of ``{hi, lo}`` shifted by a constant 0 <= k < 32."""
-    if left:
-        if not high:
-            return x.shl(lo, x.k32(k))
-        return hi if k == 0 else x.or_(x.shl(hi, x.k32(k)), x.shr(lo, x.k32(32 - k)))
-    if high:
-        return x.sar(hi, x.k32(k)) if signed else x.shr(hi, x.k32(k))
-    return lo if k == 0 else x.or_(x.shr(lo, x.k32(k)), x.shl(hi, x.k32(32 - k)))
 
 
 def _cmp_name(i):
