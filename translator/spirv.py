@@ -179,7 +179,8 @@ class Module:
         self.emit("annotation", "Decorate", target, DECORATION[name], *args)
 
     def name(self, target, text):
-        self.emit_mixed("debug", "Name", target, text)
+        words = _string(text)
+        self.sections["debug"] += ((len(words) + 2) << 16 | OP["Name"], target, *words)
 
     def global_var(self, ptr_type, storage, name=None) -> int:
         vid = self.new_id()
