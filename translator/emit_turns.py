@@ -138,7 +138,7 @@ class TurnsWarp:
         self.parts_var = f.local(u32, "participants", e.k(0))
         f.store(self.parts_var, self.lanes)
         quiet = {pc: b for pc, b in e.reachable.items() if b.quiet}
-        loud = {pc: b for pc, b in e.reachable.items() if not b.quiet}
+        loud = {pc: b for pc, b in e.reachable.items() if pc not in quiet}
         needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
                          for b in loud.values() for i in b.insts)
 
