@@ -129,37 +129,38 @@ class SpirvCtx:
             self._put(o.kind, o.value, self.bool, v)
 
     # ---------------------------------------------------------------- arithmetic
-    def _identity(self, a, b, neutral):
-        """``a op b`` when one side is the operation's neutral constant: the other side."""
+    def _binary(self, opcode, t, a, b, fold, neutral=None, absorbing=None):
+        """``a op b``: folded when both sides are constants; the other side when one is the
+        operation's neutral constant; that constant when one is its absorbing one."""
         known = self.known
-        if b in known and known[b] == neutral:
-            return a
-        if a in known and known[a] == neutral:
-            return b
-        return None
+        va, vb = known.get(a), known.get(b)
+        if va is not None and vb is not None:
+            r = getattr(_FOLD, fold)(va, vb)
+            return self.kb(r) if t == self.bool else (self.k64(r) if t == self.u64 else self.k32(r))
+        if absorbing is not None:
+            if va is not None and va == absorbing:
+                return a
+            if vb is not None and vb == absorbing:
+                return b
+        if neutral is not None:
+            if vb is not None and vb == neutral:
+                return a
+            if va is not None and va == neutral:
+                return b
+        return self.f.op(opcode, t, a, b)
 
-    def _absorbing(self, a, b, zero):
-        """``a op b`` when one side is the operation's absorbing constant: that constant."""
-        known = self.known
-        for side in (a, b):
-            if side in known and known[side] == zero and type(known[side]) is type(zero):
-                return side
-        return None
+    def add(self, a, b): return self._binary("IAdd", self.u32, a, b, "add", 0)
+    def sub(self, a, b): return self._binary("ISub", self.u32, a, b, "sub")
+    def mul(self, a, b): return self._binary("IMul", self.u32, a, b, "mul", 1, 0)
 
-    def add(self, a, b): return self._identity(a, b, 0) or self._op("IAdd", self.u32, a, b, fold="add")
-    def sub(self, a, b): return self._op("ISub", self.u32, a, b, fold="sub")
-    def mul(self, a, b):
-        return self._absorbing(a, b, 0) or self._identity(a, b, 1) or self._op("IMul", self.u32, a, b, fold="mul")
     def and_(self, a, b):
         negated = self.e.negated
         if negated.get(b) == a or negated.get(a) == b:      # a & ~a (BRA.DIV on __activemask())
             return self.k32(0)
-        return self._absorbing(a, b, 0) or self._identity(a, b, 0xFFFFFFFF) or \
-            self._op("BitwiseAnd", self.u32, a, b, fold="and_")
-    def or_(self, a, b):
-        return self._absorbing(a, b, 0xFFFFFFFF) or self._identity(a, b, 0) or \
-            self._op("BitwiseOr", self.u32, a, b, fold="or_")
-    def xor(self, a, b): return self._identity(a, b, 0) or self._op("BitwiseXor", self.u32, a, b, fold="xor")
+        return self._binary("BitwiseAnd", self.u32, a, b, "and_", 0xFFFFFFFF, 0)
+
+    def or_(self, a, b): return self._binary("BitwiseOr", self.u32, a, b, "or_", 0, 0xFFFFFFFF)
+    def xor(self, a, b): return self._binary("BitwiseXor", self.u32, a, b, "xor", 0)
     def not_(self, a):
         v = self._op("Not", self.u32, a, fold="not_")
         self.e.negated.setdefault(v, a)
@@ -205,13 +206,8 @@ class SpirvCtx:
             return a if cv else b
         return self.f.op("Select", self.u32, c, a, b)
 
-    def band(self, a, b):
-        return self._absorbing(a, b, False) or self._identity(a, b, True) or \
-            self._op("LogicalAnd", self.bool, a, b, fold="band")
-
-    def bor(self, a, b):
-        return self._absorbing(a, b, True) or self._identity(a, b, False) or \
-            self._op("LogicalOr", self.bool, a, b, fold="bor")
+    def band(self, a, b): return self._binary("LogicalAnd", self.bool, a, b, "band", True, False)
+    def bor(self, a, b): return self._binary("LogicalOr", self.bool, a, b, "bor", False, True)
     def bxor(self, a, b): return self._op("LogicalNotEqual", self.bool, a, b, fold="bxor")
     def bnot(self, a): return self._op("LogicalNot", self.bool, a, fold="bnot")
 
@@ -261,7 +257,7 @@ class SpirvCtx:
         self.e.joined[(lo, hi)] = v
         return v
 
-    def add64(self, a, b): return self._identity(a, b, 0) or self._op("IAdd", self.u64, a, b, fold="add64")
+    def add64(self, a, b): return self._binary("IAdd", self.u64, a, b, "add64", 0)
     def mul64(self, a, b): return self._op("IMul", self.u64, a, b, fold="mul64")
     def shl64(self, a, n): return self._shift("ShiftLeftLogical", "shl64", self.u64, a, n, 64, lambda a: self.k64(0))
     def shr64(self, a, n): return self._shift("ShiftRightLogical", "shr64", self.u64, a, n, 64, lambda a: self.k64(0))
