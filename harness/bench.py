@@ -5,7 +5,8 @@ every selected device it measures, over several repetitions (median, min, max): 
 time, pipeline-creation time, dispatch time, and from the shader's own counters the SASS
 instructions executed per thread, turns and workgroup barriers. Collective-free programs run
 in both free and turns mode, which gives the overhead of taking turns. Each device runs in
-its own worker process, like the scoreboard.
+its own worker process, like the scoreboard; a worker translates every case before it
+dispatches any, so translation is timed on a quiet processor.
 """
 from __future__ import annotations
 
@@ -46,11 +47,10 @@ def bench_cases(blocks: int | None) -> list:
     return cases
 
 
-def measure(device, case, modes: list[str | None], repeat: int) -> list[dict]:
-    """One case in each of ``modes`` on an open device: timings, counters and the output
-    checksum, a row per mode. The modes' dispatches alternate, so a slow spell of the machine
-    hits them alike and their ratio holds."""
-    from .dispatch import prepare, run_vulkan, translate_case
+def translate_all(case, modes: list[str | None], repeat: int):
+    """(prepared case, {mode: shader}, {mode: translation times}): each mode translated
+    ``repeat`` times, without the SPIR-V cache."""
+    from .dispatch import prepare, translate_case
     prep = prepare(case)
     shaders, translate_s = {}, {}
     for mode in modes:
@@ -58,6 +58,16 @@ def measure(device, case, modes: list[str | None], repeat: int) -> list[dict]:
         for _ in range(repeat):
             shaders[mode], seconds = translate_case(prep, mode, use_cache=False)
             translate_s[mode].append(seconds)
+    return prep, shaders, translate_s
+
+
+def measure(device, case, modes: list[str | None], repeat: int, translated=None) -> list[dict]:
+    """One case in each of ``modes`` on an open device: timings, counters and the output
+    checksum, a row per mode. The modes' dispatches alternate, so a slow spell of the machine
+    hits them alike and their ratio holds. ``translated`` is :func:`translate_all`'s result
+    when the translations were timed before."""
+    from .dispatch import run_vulkan
+    prep, shaders, translate_s = translated or translate_all(case, modes, repeat)
     dispatch = {mode: [] for mode in modes}
     gpu = {mode: [] for mode in modes}
     pipeline, last = {}, {}
@@ -102,16 +112,22 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
     device = cached_device(device_index)
     cases = [load_case(p, root) for p in case_paths] + bench_cases(bench_blocks)
     rows, start = [], time.perf_counter()
+    # every translation first: timed while the device's threads are idle, not between dispatches
+    work = []
     for case in cases:
         modes = [None]
         try:
             from .dispatch import prepare
             if not prepare(case).program.turns:
                 modes = ["free", "turns"]
-        except Exception:  # noqa: BLE001 - unsupported cases are listed as such below
-            pass
+            work.append((case, modes, translate_all(case, modes, repeat)))
+        except Exception as exc:  # noqa: BLE001 - the case's cells say why
+            work.append((case, modes, exc))
+    for case, modes, translated in work:
         try:
-            rows.extend({"device": device_id, **row} for row in measure(device, case, modes, repeat))
+            if isinstance(translated, Exception):
+                raise translated
+            rows.extend({"device": device_id, **row} for row in measure(device, case, modes, repeat, translated))
         except Exception as exc:  # noqa: BLE001
             rows.extend({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}"}
                         for mode in modes)
