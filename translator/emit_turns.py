@@ -47,10 +47,19 @@ class TurnsWarp:
         # the bookkeeping arrays, one after another in one workgroup array so that a single
         # strided loop fills them: the vote slots start at NONE, the live count at the block
         # size, everything else at 0 (the fill relies on this order)
+        # (arrays only the program's instructions need: a smaller fill)
+        bases = {i.base for i in e.program.insts}
+        exchanges = bool(bases & {"VOTE", "VOTEU", "SHFL", "MATCH", "REDUX", "BSSY"}) or \
+            any(i.mods & {"DIV", "CONV"} for i in e.program.insts)
         self.offsets, size = {}, 0
-        for name, length in (("vote", 3), ("live", 1), ("top", 3), ("exited", self.warps), ("wsync", self.warps),
-                             ("released", self.warps), ("yielding", self.warps), ("brk", self.warps * 16),
-                             ("masks", 3 * self.warps * WORDS), ("vals", 3 * self.n), ("bar", 16 * BAR_FIELDS)):
+        for name, length in (("vote", 3), ("live", 1), ("top", 3), ("exited", self.warps),
+                             ("wsync", self.warps if "WARPSYNC" in bases else 0),
+                             ("released", self.warps if "WARPSYNC" in bases else 0),
+                             ("yielding", self.warps if bases & {"YIELD", "NANOSLEEP", "BSSY", "BSYNC"} else 0),
+                             ("brk", self.warps * 16 if bases & {"BSSY", "BREAK", "BSYNC"} else 0),
+                             ("masks", 3 * self.warps * WORDS if exchanges else 0),
+                             ("vals", 3 * self.n if bases & {"SHFL", "MATCH"} else 0),
+                             ("bar", 16 * BAR_FIELDS if "BAR" in bases else 0)):
             self.offsets[name], size = size, size + length
         self.state_words = size
         self.state = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_state")
@@ -102,8 +111,9 @@ class TurnsWarp:
         f.barrier()
         f.store(self.nbar, f.op("IAdd", u32, f.load(u32, self.nbar), self.e.k(1)))
 
-    def _fill(self):
-        """Every thread initialises a strided share of the bookkeeping and of the published pcs."""
+    def _fill(self, publish: bool):
+        """Every thread initialises a strided share of the bookkeeping, and of the published
+        pcs when participant masks are needed (``publish``)."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         assert (self.offsets["vote"], self.offsets["live"]) == (0, 3)
 
@@ -112,9 +122,10 @@ class TurnsWarp:
             f.store(f.op("AccessChain", self.wg_u32, self.state, i),
                     f.op("Select", u32, f.op("ULessThan", bool_, i, e.k(3)), e.k(NONE_KEY), first), True)
         e.emit_strided(self.state_words, fill)
-        none4 = self.m.const_vec(self.v4, u32, (NONE_KEY,) * 4)
-        wg_v4 = self.m.pointer("Workgroup", self.v4)
-        e.emit_strided(2 * self.n // 4, lambda i: f.store(f.op("AccessChain", wg_v4, self.keys, i), none4))
+        if publish:
+            none4 = self.m.const_vec(self.v4, u32, (NONE_KEY,) * 4)
+            wg_v4 = self.m.pointer("Workgroup", self.v4)
+            e.emit_strided(2 * self.n // 4, lambda i: f.store(f.op("AccessChain", wg_v4, self.keys, i), none4))
 
     # ---------------------------------------------------------------- the turn loop
     def emit_main(self) -> None:
@@ -124,7 +135,11 @@ class TurnsWarp:
         code fixes where they all go next (no conditional branch, exit, wait or YIELD), the
         next turn needs no vote: its key is known, and its participants are this turn's."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        self._fill()
+        quiet = {pc: b for pc, b in e.reachable.items() if b.quiet}
+        loud = {pc: b for pc, b in e.reachable.items() if pc not in quiet}
+        needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
+                         for b in loud.values() for i in b.insts)
+        self._fill(publish=needs_mask)
         e.memory.init_shared(cooperative=True)
         self.barrier()
         chosen_var = f.local(u32, "chosen", e.k(NONE_KEY))
@@ -137,10 +152,6 @@ class TurnsWarp:
         known_var = f.local(bool_, "known_turn", self.m.const_bool(False))
         self.parts_var = f.local(u32, "participants", e.k(0))
         f.store(self.parts_var, self.lanes)
-        quiet = {pc: b for pc, b in e.reachable.items() if b.quiet}
-        loud = {pc: b for pc, b in e.reachable.items() if pc not in quiet}
-        needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
-                         for b in loud.values() for i in b.insts)
 
         def known_turn():
             f.store(chosen_var, f.load(u32, predicted_var))
@@ -154,11 +165,13 @@ class TurnsWarp:
             mine = f.op("BitwiseOr", u32, pc, rank)
             n = f.load(u32, votes)
             slot = f.op("UMod", u32, n, e.k(3))
-            parity = f.op("BitwiseAnd", u32, n, e.k(1))
-            f.store(parity_var, parity)
-            quad = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)), f.op("ShiftRightLogical", u32, e.tid, e.k(2)))
-            here = f.op("AccessChain", self.wg_u32, self.keys, quad, f.op("BitwiseAnd", u32, e.tid, e.k(3)))
-            f.store(here, f.op("Select", u32, exited, e.k(NONE_KEY), pc), True)
+            if needs_mask:      # where each thread stands, for the participant masks
+                parity = f.op("BitwiseAnd", u32, n, e.k(1))
+                f.store(parity_var, parity)
+                quad = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)),
+                            f.op("ShiftRightLogical", u32, e.tid, e.k(2)))
+                here = f.op("AccessChain", self.wg_u32, self.keys, quad, f.op("BitwiseAnd", u32, e.tid, e.k(3)))
+                f.store(here, f.op("Select", u32, exited, e.k(NONE_KEY), pc), True)
             f.store(known_var, self.m.const_bool(False))
             self._vote(slot, f.op("Select", u32, exited, e.k(NONE_KEY), mine), f.op("Select", u32, exited, e.k(0), mine))
             self.barrier()
