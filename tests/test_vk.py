@@ -219,4 +219,5 @@ def test_vulkan_error_names_function_and_result():
     assert isinstance(err, RuntimeError)
     assert issubclass(vk.VkDeviceLost, vk.VulkanError)
     assert issubclass(vk.VkTimeout, vk.VulkanError)
-    assert vk._result_name(type("VkErrorDeviceLost", (), {})) == "VK_ERROR_DEVICE_LOST"
+    from harness.vk._base import _result_name
+    assert _result_name(type("VkErrorDeviceLost", (), {})) == "VK_ERROR_DEVICE_LOST"
