@@ -51,7 +51,7 @@ class TurnsWarp:
         bases = {i.base for i in e.program.insts}
         exchanges = bool(bases & {"VOTE", "VOTEU", "SHFL", "MATCH", "REDUX", "BSSY"}) or \
             any(i.mods & {"DIV", "CONV"} for i in e.program.insts)
-        self.offsets, size = {}, 0
+        self.offsets, self.lengths, size = {}, {}, 0
         for name, length in (("vote", 3), ("live", 1), ("top", 3), ("exited", self.warps),
                              ("wsync", self.warps if "WARPSYNC" in bases else 0),
                              ("released", self.warps if "WARPSYNC" in bases else 0),
@@ -60,7 +60,7 @@ class TurnsWarp:
                              ("masks", 3 * self.warps * WORDS if exchanges else 0),
                              ("vals", 3 * self.n if bases & {"SHFL", "MATCH"} else 0),
                              ("bar", 16 * BAR_FIELDS if "BAR" in bases else 0)):
-            self.offsets[name], size = size, size + length
+            self.offsets[name], self.lengths[name], size = size, length, size + length
         self.state_words = size
         self.state = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_state")
         # where each thread publishes its pc (NONE once exited) before the vote: two turn-parity
@@ -81,8 +81,9 @@ class TurnsWarp:
         # and this thread's value word of slot 0
         self.mine = {name: f.op("IAdd", u32, f.op("IMul", u32, e.warp_id, e.k(per_warp)), e.k(self.offsets[name]))
                      for name, per_warp in (("exited", 1), ("wsync", 1), ("released", 1), ("yielding", 1),
-                                            ("brk", 16), ("masks", WORDS), ("vals", 32))}
-        self.own_value = f.op("IAdd", u32, e.tid, e.k(self.offsets["vals"]))
+                                            ("brk", 16), ("masks", WORDS), ("vals", 32))
+                     if self.lengths[name]}
+        self.own_value = f.op("IAdd", u32, e.tid, e.k(self.offsets["vals"])) if self.lengths["vals"] else None
 
     # ---------------------------------------------------------------- helpers
     def ptr(self, name, index):
