@@ -47,7 +47,7 @@ def bench_cases(blocks: int | None) -> list:
     return cases
 
 
-def translate_all(case, modes: list[str | None], repeat: int):
+def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bool = False):
     """(prepared case, {mode: shader}, {mode: translation times}): each mode translated
     ``repeat`` times, without the SPIR-V cache."""
     from .dispatch import prepare, translate_case
@@ -56,7 +56,7 @@ def translate_all(case, modes: list[str | None], repeat: int):
     for mode in modes:
         translate_s[mode] = []
         for _ in range(repeat):
-            shaders[mode], seconds = translate_case(prep, mode, use_cache=False)
+            shaders[mode], seconds = translate_case(prep, mode, use_cache=False, warp_subgroups=warp_subgroups)
             translate_s[mode].append(seconds)
     return prep, shaders, translate_s
 
@@ -108,6 +108,7 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
                 bench_blocks: int | None) -> dict:
     """Worker target: every case (both modes where it can run free) on this process's device."""
     from .cases import load_case
+    from .dispatch import warps_are_subgroups
     from .worker import cached_device
     device = cached_device(device_index)
     cases = [load_case(p, root) for p in case_paths] + bench_cases(bench_blocks)
@@ -120,7 +121,7 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
             from .dispatch import prepare
             if not prepare(case).program.turns:
                 modes = ["free", "turns"]
-            work.append((case, modes, translate_all(case, modes, repeat)))
+            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info))))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))
     for case, modes, translated in work:

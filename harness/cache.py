@@ -31,9 +31,11 @@ def translator_digest() -> str:
     return h.hexdigest()
 
 
-def spirv_key(listing: str, kernel: str, block, shared_bytes: int, mode: str | None, subgroup_vote: bool) -> str:
+def spirv_key(listing: str, kernel: str, block, shared_bytes: int, mode: str | None, subgroup_vote: bool,
+              warp_subgroups: bool = False) -> str:
     h = hashlib.sha256(translator_digest().encode())
-    for part in (listing, kernel, repr(tuple(block)), str(shared_bytes), str(mode), str(subgroup_vote)):
+    for part in (listing, kernel, repr(tuple(block)), str(shared_bytes), str(mode), str(subgroup_vote),
+                 str(warp_subgroups)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

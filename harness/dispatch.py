@@ -3,6 +3,7 @@ reference interpreter, and hand back the buffers and what the shader reported.
 """
 from __future__ import annotations
 
+import os
 import struct
 import time
 from dataclasses import dataclass, field
@@ -50,22 +51,32 @@ def prepare(case: Case, budget: int | None = None) -> Prepared:
 
 
 def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
-                   use_cache: bool = True) -> tuple[Shader, float]:
+                   use_cache: bool = True, warp_subgroups: bool = False) -> tuple[Shader, float]:
     """The case's shader (from the SPIR-V cache when it has it) and the seconds it took."""
     from . import cache
     start = time.perf_counter()
     case, program = prep.case, prep.program
     key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,
-                          subgroup_vote) if use_cache else None
+                          subgroup_vote, warp_subgroups) if use_cache else None
     spirv = cache.load_spirv(key) if key else None
     if spirv is not None:
         shader = Shader(spirv, mode or program.mode, prep.launch.block, case.shared_bytes, program.name,
                         len(program.insts), cached=True)
     else:
-        shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote)
+        shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups)
         if key:
             cache.store_spirv(key, shader.spirv)
     return shader, time.perf_counter() - start
+
+
+def warps_are_subgroups(info) -> bool:
+    """Whether a device's subgroups can stand for warps (32 wide, with vote, ballot, shuffle and
+    arithmetic in compute shaders): collectives then skip workgroup memory and barriers.
+    ``WARPBOARD_WARP_SUBGROUPS=off`` keeps them in workgroup memory everywhere."""
+    if os.environ.get("WARPBOARD_WARP_SUBGROUPS", "on") == "off":
+        return False
+    return (info.subgroup_size == 32 and "compute" in info.subgroup_stages
+            and {"vote", "ballot", "shuffle", "arithmetic"} <= set(info.subgroup_operations))
 
 
 def control_words(prep: Prepared) -> bytes:
@@ -119,6 +130,9 @@ def _describe_status(prep: Prepared, status: int, words) -> str:
         why = (f"step budget of {prep.budget} spent" if counted >= prep.budget else
                f"the driver ended the shader loop after {counted} of {prep.budget} steps")
         return f"{why}; {where} still running at {at}"
+    if status == abi.NOT_WARPS:
+        return (f"{where}: the shader was translated for subgroups that are warps (32 invocations, "
+                f"in invocation order) and this device's are not")
     return f"{where} jumped to {pc:#x}, which starts no instruction block"
 
 

@@ -24,7 +24,8 @@ from .results import RESULTS_VERSION, CaseResult, Status, apply_expectation
 INTERP = "interp"
 INTERP_DEVICE = {"id": INTERP, "name": "CPU reference interpreter", "driver_name": "warpboard",
                  "driver_info": "translator.interp", "api_version": "", "subgroup_size": 32}
-OUTCOME_STATUS = {"fault": Status.FAULT, "livelock": Status.LIVELOCK, "bad-pc": Status.ERROR}
+OUTCOME_STATUS = {"fault": Status.FAULT, "livelock": Status.LIVELOCK, "bad-pc": Status.ERROR,
+                  "subgroups-not-warps": Status.ERROR}
 
 
 @dataclass
@@ -40,7 +41,7 @@ class Options:
 
 def run_case(case: Case, device_id: str, device=None, options: Options | None = None) -> CaseResult:
     """Run one case on one device (an open Vulkan device, or None for the interpreter)."""
-    from .dispatch import prepare, run_interpreter, run_vulkan, translate_case
+    from .dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
     options = options or Options()
     start = time.perf_counter()
     result = CaseResult(case.id, device_id, Status.ERROR)
@@ -49,7 +50,7 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
         if device is None:
             raw = run_interpreter(prep)
         else:
-            shader, _ = translate_case(prep, options.mode)
+            shader, _ = translate_case(prep, options.mode, warp_subgroups=warps_are_subgroups(device.info))
             raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
         decide(case, raw, result)
     except UnsupportedInstruction as exc:

@@ -43,12 +43,14 @@ class Emitter:
     """Builds the module for one program and one block shape."""
 
     def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
-                 subgroup_vote: bool = True):
+                 subgroup_vote: bool = True, warp_subgroups: bool = False):
         self.program, self.block, self.shared_bytes = program, block, shared_bytes
         self.subgroup_vote = subgroup_vote
+        self.mode = mode or program.mode
+        # collectives through subgroup operations: the device's subgroups are warps
+        self.warp_subgroups = warp_subgroups and subgroup_vote and self.mode == "turns"
         self.participants = None
         self.reachable = program.reachable
-        self.mode = mode or program.mode
         self.nthreads = block[0] * block[1] * block[2]
         self.m = Module()
         self.f = Function(self.m)
@@ -70,7 +72,8 @@ class Emitter:
     def _setup(self) -> None:
         m, f = self.m, self.f
         caps = ["Shader", "Int64"] + (["GroupNonUniform", "GroupNonUniformArithmetic", "GroupNonUniformBallot"]
-                                       if self.subgroup_vote and self.mode == "turns" else [])
+                                       if self.subgroup_vote and self.mode == "turns" else []) + \
+            (["GroupNonUniformVote", "GroupNonUniformShuffle"] if self.warp_subgroups else [])
         for cap in caps:
             m.emit("capability", "Capability", spirv.CAPABILITY[cap])
         m.emit("model", "MemoryModel", 0, 1)
@@ -383,12 +386,15 @@ def _needs_uniform_flow(block: Block) -> bool:
 
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
-              mode: str | None = None, subgroup_vote: bool = True) -> Shader:
+              mode: str | None = None, subgroup_vote: bool = True, warp_subgroups: bool = False) -> Shader:
     """Translate a program for one block shape; ``mode`` forces "free" or "turns";
-    ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic)."""
+    ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic);
+    ``warp_subgroups`` swaps collectives' values with subgroup operations instead of workgroup
+    memory and barriers (for devices whose subgroups are 32 invocations in invocation order; the
+    shader checks, and reports NOT_WARPS where they are not)."""
     if mode == "free" and program.turns:
         raise ValueError(f"{program.name} uses collectives or barriers: it cannot run in free mode")
-    return Emitter(program, block, shared_bytes, mode, subgroup_vote).build()
+    return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups).build()
 
 
 __all__ = ["translate", "Shader", "Emitter"]

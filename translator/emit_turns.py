@@ -140,7 +140,7 @@ class TurnsWarp:
         loud = {pc: b for pc, b in e.reachable.items() if pc not in quiet}
         needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
                          for b in loud.values() for i in b.insts)
-        self._fill(publish=needs_mask)
+        self._fill(publish=needs_mask and not e.warp_subgroups)
         e.memory.init_shared(cooperative=True)
         self.barrier()
         chosen_var = f.local(u32, "chosen", e.k(NONE_KEY))
@@ -153,6 +153,8 @@ class TurnsWarp:
         known_var = f.local(bool_, "known_turn", self.m.const_bool(False))
         self.parts_var = f.local(u32, "participants", e.k(0))
         f.store(self.parts_var, self.lanes)
+        if e.warp_subgroups:
+            self._check_warps()
 
         def known_turn():
             f.store(chosen_var, f.load(u32, predicted_var))
@@ -166,7 +168,7 @@ class TurnsWarp:
             mine = f.op("BitwiseOr", u32, pc, rank)
             n = f.load(u32, votes)
             slot = f.op("UMod", u32, n, e.k(3))
-            if needs_mask:      # where each thread stands, for the participant masks
+            if needs_mask and not e.warp_subgroups:     # where each thread stands, for participant masks
                 parity = f.op("BitwiseAnd", u32, n, e.k(1))
                 f.store(parity_var, parity)
                 quad = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)),
@@ -213,8 +215,12 @@ class TurnsWarp:
             self.cpc = cpc
             active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
                           f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
-            self.turn_participants = self._participants(f.load(bool_, known_var), f.load(u32, parity_var)) \
-                if needs_mask else None
+            if not needs_mask:
+                self.turn_participants = None
+            elif e.warp_subgroups:
+                self.turn_participants = self._sg_ballot(active)
+            else:
+                self.turn_participants = self._participants(f.load(bool_, known_var), f.load(u32, parity_var))
             e.emit_switch(cpc, lambda _pc: active, blocks=loud, skip=list(quiet), after=after)
             self.free_run(quiet)
             f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), e.k(1)))
@@ -339,8 +345,12 @@ class TurnsWarp:
 
     def active(self, x):
         if x._active is None:
-            unguarded = x.en == self.e.block_active
-            x._active = self.participants(x) if unguarded else self._exchange(x, x.en)[0]
+            if x.en == self.e.block_active:
+                x._active = self.participants(x)
+            elif self.e.warp_subgroups:
+                x._active = self._sg_ballot(x.en)
+            else:
+                x._active = self._exchange(x, x.en)[0]
         return x._active
 
     def ballot(self, x, p):
@@ -349,9 +359,36 @@ class TurnsWarp:
             return self.active(x)
         if known is False:
             return x.k32(0)
+        if self.e.warp_subgroups:
+            self.active(x)
+            return self._sg_ballot(x.band(x.en, p))
         act, bal, _, _ = self._exchange(x, x.en, pred=p)
         x._active = act
         return bal
+
+    # ---------------------------------------------------------------- subgroups that are warps
+    def _check_warps(self) -> None:
+        """The device's subgroups must be this warp: 32 invocations, lane = index & 31. A
+        thread of a subgroup that is not says so (NOT_WARPS) and leaves; nothing hangs."""
+        e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
+        size = f.load(u32, m.builtin("SubgroupSize", u32))
+        lane = f.load(u32, m.builtin("SubgroupLocalInvocationId", u32))
+        same = f.op("GroupNonUniformAll", bool_, e.k(3), f.op("IEqual", bool_, lane, e.lane))
+        bad = f.op("LogicalNot", bool_, f.op("LogicalAnd", bool_, f.op("IEqual", bool_, size, e.k(32)), same))
+        e.record_status(abi.NOT_WARPS, bad, e.k(0))
+        f.store(e.exited, bad)
+
+    def _sg_ballot(self, cond):
+        """The lanes of this warp (= subgroup) where ``cond`` holds."""
+        f, u32 = self.f, self.m.u32()
+        votes = f.op("GroupNonUniformBallot", self.v4, self.e.k(3), cond)
+        return f.op("CompositeExtract", u32, votes, 0)
+
+    def _sg_lane_value(self, x, value, lane):
+        """``value`` as lane ``lane`` (an id) of this warp holds it; 0 where no such lane exists."""
+        got = self.f.op("GroupNonUniformShuffle", self.m.u32(), self.e.k(3), value, lane)
+        exists = x.cmp("ne", x.and_(x.shr(self.lanes, lane), x.k32(1)), x.k32(0), False)
+        return x.sel(exists, got, x.k32(0))
 
     def _lane_value(self, x, vbase, lane):
         """The value lane ``lane`` (an id) of this warp offered; 0 past the block's end
@@ -360,7 +397,7 @@ class TurnsWarp:
 
     def shfl(self, x, mode, value, b, c):
         e = self.e
-        _, _, vbase, _ = self._exchange(x, x.en, value=value)
+        vbase = None if e.warp_subgroups else self._exchange(x, x.en, value=value)[2]
         lane = e.lane
         b = x.and_(b, x.k32(31))
         seg, clamp = x.and_(x.shr(c, x.k32(8)), x.k32(31)), x.and_(c, x.k32(31))
@@ -372,11 +409,18 @@ class TurnsWarp:
             j = {"down": lambda: x.add(lane, b), "bfly": lambda: x.xor(lane, b),
                  "idx": lambda: x.or_(x.and_(lane, seg), x.and_(b, x.not_(seg)))}[mode]()
             ok = x.cmp("le", j, max_lane, False)
-        got = self._lane_value(x, vbase, x.sel(ok, x.and_(j, x.k32(31)), lane))
+        source = x.sel(ok, x.and_(j, x.k32(31)), lane)
+        got = self._sg_lane_value(x, value, source) if e.warp_subgroups else self._lane_value(x, vbase, source)
         return x.sel(ok, got, value), ok
 
     def _equal_lanes(self, x, value):
         """(lanes of this warp in the rendezvous whose value equals this thread's, those lanes)."""
+        if self.e.warp_subgroups:
+            act, equal = self._sg_ballot(x.en), x.k32(0)
+            for lane in range(32):
+                theirs = self.f.op("GroupNonUniformBroadcast", self.m.u32(), self.e.k(3), value, x.k32(lane))
+                equal = x.or_(equal, x.sel(x.cmp("eq", theirs, value, False), x.k32(1 << lane), x.k32(0)))
+            return x.and_(equal, act), act
         act, _, vbase, _ = self._exchange(x, x.en, value=value)
         first = x.add(vbase, self.mine["vals"])
         equal = x.k32(0)
@@ -401,7 +445,12 @@ class TurnsWarp:
                      "and": ("AtomicOr", "not"), "max": ("AtomicUMax", None), "min": ("AtomicUMax", "not")}[op]
         word = x.xor(value, flip) if signed and op in ("min", "max") else value
         word = x.not_(word) if out == "not" else word
-        red = self._exchange(x, x.en, reduce=(into, word))[3]
+        if self.e.warp_subgroups:
+            group = {"AtomicIAdd": "GroupNonUniformIAdd", "AtomicOr": "GroupNonUniformBitwiseOr",
+                     "AtomicXor": "GroupNonUniformBitwiseXor", "AtomicUMax": "GroupNonUniformUMax"}[into]
+            red = self.f.op(group, self.m.u32(), self.e.k(3), 0, x.sel(x.en, word, x.k32(0)))
+        else:
+            red = self._exchange(x, x.en, reduce=(into, word))[3]
         red = x.not_(red) if out == "not" else red
         return x.xor(red, flip) if signed and op in ("min", "max") else red
 

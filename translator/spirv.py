@@ -28,7 +28,8 @@ OP = dict(
     AtomicIAdd=234, AtomicISub=235, AtomicSMin=236, AtomicUMin=237, AtomicSMax=238, AtomicUMax=239,
     AtomicAnd=240, AtomicOr=241, AtomicXor=242, LoopMerge=246, SelectionMerge=247, Label=248,
     Branch=249, BranchConditional=250, Switch=251, Return=253,
-    GroupNonUniformElect=333, GroupNonUniformBroadcastFirst=338, GroupNonUniformBallot=339, GroupNonUniformUMin=354, GroupNonUniformUMax=357,
+    GroupNonUniformElect=333, GroupNonUniformBroadcastFirst=338, GroupNonUniformBallot=339, GroupNonUniformAll=334, GroupNonUniformBroadcast=337, GroupNonUniformShuffle=345, GroupNonUniformIAdd=349,
+    GroupNonUniformUMin=354, GroupNonUniformUMax=357, GroupNonUniformBitwiseOr=360, GroupNonUniformBitwiseXor=361,
 )
 
 OP_LOAD, OP_STORE = OP["Load"], OP["Store"]
@@ -39,7 +40,8 @@ DECORATION = dict(Block=2, ArrayStride=6, BuiltIn=11, Volatile=21, Coherent=23, 
                   DescriptorSet=34, Offset=35)
 BUILTIN = dict(NumWorkgroups=24, WorkgroupId=26, LocalInvocationId=27, LocalInvocationIndex=29,
                SubgroupSize=36, SubgroupLocalInvocationId=41)
-CAPABILITY = dict(Shader=1, Int64=11, GroupNonUniform=61, GroupNonUniformArithmetic=63, GroupNonUniformBallot=64)
+CAPABILITY = dict(Shader=1, Int64=11, GroupNonUniform=61, GroupNonUniformVote=62, GroupNonUniformArithmetic=63,
+                  GroupNonUniformBallot=64, GroupNonUniformShuffle=65)
 SCOPE_DEVICE, SCOPE_WORKGROUP, SCOPE_SUBGROUP, SCOPE_INVOCATION = 1, 2, 3, 4
 SEM_ACQ_REL, SEM_UNIFORM, SEM_WORKGROUP = 0x8, 0x40, 0x100
 GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, FindSMsb=74, FindUMsb=75)
