@@ -1,5 +1,6 @@
 """Every case under cases/ translates to a module that ``spirv-val --target-env vulkan1.1``
-accepts: in turns mode always, and in free mode too where the program needs no turns. Cases
+accepts: in turns mode always (with collectives in workgroup memory and through subgroup
+operations), and in free mode too where the program needs no turns. Cases
 whose translation raises UnsupportedInstruction are skipped, but counted: the test asserts a
 minimum number of validated modules, so it cannot pass vacuously."""
 from __future__ import annotations
@@ -51,6 +52,8 @@ def translate_and_validate(case) -> dict:
         prep = prepare(case)
         modes = ["turns"] + ([] if prep.program.turns else ["free"])
         shaders = {mode: translate_case(prep, mode)[0] for mode in modes}
+        # collectives through subgroup operations, for devices whose subgroups are warps
+        shaders["turns, warp subgroups"] = translate_case(prep, "turns", warp_subgroups=True)[0]
     except UnsupportedInstruction as exc:
         return {"unsupported": str(exc)}
     return {"modes": {mode: spirv_val(s.spirv) for mode, s in shaders.items()}}

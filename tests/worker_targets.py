@@ -52,3 +52,16 @@ def run_spirv(index: int, spirv: bytes, buffers: list[bytes], groups, timeout_s:
     from harness.worker import cached_device
     device = cached_device(index)
     return device.run(spirv, buffers, groups=groups, timeout_s=timeout_s), device.last_timings
+
+
+def run_case_here(case_id: str) -> dict:
+    """The cell of one library case on the child's device 0, as the engine decides it."""
+    from pathlib import Path
+    from harness.cases import discover_cases
+    from harness.engine import run_case
+    from harness.worker import cached_device
+    root = Path(__file__).resolve().parents[1] / "cases"
+    case = discover_cases(root, [case_id])[0]
+    device = cached_device(0)
+    result = run_case(case, "child", device)
+    return {"status": result.status.name, "message": result.message, "subgroup_size": device.info.subgroup_size}
