@@ -11,7 +11,9 @@ WORDS = 3               # per warp and slot: lanes present, lanes whose predicat
 
 
 class Collectives:
-    # ---------------------------------------------------------------- collectives
+    """VOTE/ballot, SHFL, MATCH and REDUX for the threads of one turn."""
+
+    # ---------------------------------------------------------------- through workgroup memory
     def _exchange(self, x, en, pred=None, value=None, reduce=None):
         """One rendezvous: (mask of lanes with en, mask of those with pred, value slot base,
         reduction). ``reduce`` is (atomic opcode, word): the word of every lane with en is
