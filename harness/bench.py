@@ -47,11 +47,11 @@ def bench_cases(blocks: int | None) -> list:
     return cases
 
 
-def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bool = False):
+def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bool = False, prep=None):
     """(prepared case, {mode: shader}, {mode: translation times}): each mode translated
-    ``repeat`` times, without the SPIR-V cache."""
+    ``repeat`` times, without the SPIR-V cache (``prep``: the case already prepared)."""
     from .dispatch import prepare, translate_case
-    prep = prepare(case)
+    prep = prep or prepare(case)
     shaders, translate_s = {}, {}
     for mode in modes:
         translate_s[mode] = []
@@ -119,9 +119,10 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
         modes = [None]
         try:
             from .dispatch import prepare
-            if not prepare(case).program.turns:
+            prep = prepare(case)
+            if not prep.program.turns:
                 modes = ["free", "turns"]
-            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info))))
+            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info), prep)))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))
     for case, modes, translated in work:
