@@ -14,6 +14,9 @@ from translator.interp import BadPc, Fault, Livelock, run_program
 from translator.ir import Program, load_program
 
 from .cases import Case
+from .results import Outcome
+
+INTERPRETER_OUTCOME = {Fault: Outcome.FAULT, Livelock: Outcome.LIVELOCK, BadPc: Outcome.BAD_PC}
 
 
 @dataclass
@@ -31,7 +34,7 @@ class Prepared:
 class RawRun:
     """What came back from one launch, before any comparison."""
     buffers: list[bytes]
-    outcome: str = "ok"             # ok, fault, livelock, bad-pc
+    outcome: Outcome = Outcome.OK
     detail: str = ""
     counters: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -111,7 +114,7 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) 
                     "instructions": words[abi.INSTRUCTIONS]}
     status = words[abi.STATUS]
     if status != abi.OK:
-        run.outcome = abi.STATUS_NAMES.get(status, f"status-{status}")
+        run.outcome = Outcome.from_shader(status)
         run.detail = _describe_status(prep, status, words)
     return run
 
@@ -133,7 +136,9 @@ def _describe_status(prep: Prepared, status: int, words) -> str:
     if status == abi.NOT_WARPS:
         return (f"{where}: the shader was translated for subgroups that are warps (32 invocations, "
                 f"in invocation order) and this device's are not")
-    return f"{where} jumped to {pc:#x}, which starts no instruction block"
+    if status == abi.BAD_PC:
+        return f"{where} jumped to {pc:#x}, which starts no instruction block"
+    return f"{where} at {at}: the shader reported status {status}, which the ABI does not define"
 
 
 def run_interpreter(prep: Prepared) -> RawRun:
@@ -144,12 +149,8 @@ def run_interpreter(prep: Prepared) -> RawRun:
     try:
         stats = run_program(prep.program, prep.launch, buffers, prep.cbank, prep.case.shared_bytes, prep.budget)
         run.counters = {"turns": stats.turns, "steps": stats.steps, "instructions": stats.instructions}
-    except Fault as exc:
-        run.outcome, run.detail = "fault", str(exc)
-    except Livelock as exc:
-        run.outcome, run.detail = "livelock", str(exc)
-    except BadPc as exc:
-        run.outcome, run.detail = "bad-pc", str(exc)
+    except (Fault, Livelock, BadPc) as exc:
+        run.outcome, run.detail = INTERPRETER_OUTCOME[type(exc)], str(exc)
     run.timings = {"run_s": time.perf_counter() - start}
     run.buffers = [bytes(b) for b in buffers]
     return run

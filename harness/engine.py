@@ -19,13 +19,12 @@ from translator.errors import TranslatorError, UnsupportedInstruction
 
 from . import compare
 from .cases import Case, load_case
-from .results import RESULTS_VERSION, CaseResult, Status, apply_expectation
+from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
 
 INTERP = "interp"
 INTERP_DEVICE = {"id": INTERP, "name": "CPU reference interpreter", "driver_name": "warpboard",
                  "driver_info": "translator.interp", "api_version": "", "subgroup_size": 32}
-OUTCOME_STATUS = {"fault": Status.FAULT, "livelock": Status.LIVELOCK, "bad-pc": Status.ERROR,
-                  "subgroups-not-warps": Status.ERROR}
+WORKER_OUTCOME = {"timeout": Outcome.TIMEOUT, "crash": Outcome.CRASH}   # a worker reply's kind
 
 
 @dataclass
@@ -44,7 +43,7 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
     from .dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
     options = options or Options()
     start = time.perf_counter()
-    result = CaseResult(case.id, device_id, Status.ERROR)
+    result = CaseResult(case.id, device_id, Status.ERROR, outcome=Outcome.ERROR.value)
     try:
         prep = prepare(case, options.budget)
         if device is None:
@@ -52,30 +51,32 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
         else:
             shader, _ = translate_case(prep, options.mode, warp_subgroups=warps_are_subgroups(device.info))
             raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
-        decide(case, raw, result)
+        _record(case, raw, result)
     except UnsupportedInstruction as exc:
-        result.status, result.message = Status.UNSUPPORTED, str(exc)
+        result.outcome, result.message = Outcome.UNSUPPORTED.value, str(exc)
     except TranslatorError as exc:
-        result.status, result.message = Status.ERROR, str(exc)
+        result.outcome, result.message = Outcome.ERROR.value, str(exc)
     except Exception as exc:  # noqa: BLE001 - every failure is a cell, with its traceback
-        result.status = Status.TIMEOUT if type(exc).__name__ == "VkTimeout" else Status.ERROR
+        timed_out = type(exc).__name__ == "VkTimeout"
+        result.outcome = (Outcome.TIMEOUT if timed_out else Outcome.ERROR).value
         result.message = f"{type(exc).__name__}: {exc}"
         result.traceback = traceback.format_exc()
+    result.status = decide(result.run)
     result.time_s = time.perf_counter() - start
     return result
 
 
-def decide(case: Case, raw, result: CaseResult) -> None:
-    """The one place a raw run becomes PASS, FAIL, FAULT, LIVELOCK or ERROR."""
+def _record(case: Case, raw, result: CaseResult) -> None:
+    """Copy what a launch reported into its cell, comparing the buffers when it ran to the end."""
     result.mode = raw.mode
     result.turns = raw.counters.get("turns")
     result.steps = raw.counters.get("steps")
-    if raw.outcome != "ok":
-        result.status, result.message = OUTCOME_STATUS[raw.outcome], raw.detail
+    result.outcome = raw.outcome.value
+    if raw.outcome is not Outcome.OK:
+        result.message = raw.detail
         return
     listed, total = compare.mismatches(case, raw.buffers)
     result.mismatches, result.mismatch_count = listed, total
-    result.status = Status.FAIL if total else Status.PASS
     result.message = compare.summary(listed, total)
 
 
@@ -105,22 +106,22 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
         columns.append((INTERP, None, {}, 32))
     jobs = max(1, min(len(columns), os.cpu_count() or 1))
     with ThreadPoolExecutor(jobs) as pool:
-        per_device = list(pool.map(lambda col: _run_column(cases, col, options, root, repeat, progress), columns))
+        per_device = list(pool.map(lambda col: _run_column(cases, col, options, root, repeat, expectations,
+                                                           progress), columns))
     results = [r for column in per_device for r in column]
-    for r in results:
-        r.status = apply_expectation(r.status, expectations.expected(r.case, r.device) if expectations else None)
     devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
     return document(cases, devices, results)
 
 
-def _run_column(cases, column, options: Options, root, repeat: int, progress) -> list[CaseResult]:
+def _run_column(cases, column, options: Options, root, repeat: int, expectations,
+                progress) -> list[CaseResult]:
     from .worker import Worker
     device_id, index, env, subgroup = column
     out = []
     with Worker(env, device_id) as worker:
         for case in cases:
             runs = [run_in_worker(worker, case, device_id, index, options, root) for _ in range(max(1, repeat))]
-            result = _fold_repeats(runs)
+            result = _fold_repeats(runs, expectations.expected(case.id, device_id) if expectations else None)
             if result.subgroup_size is None:
                 result.subgroup_size = subgroup
             out.append(result)
@@ -139,20 +140,20 @@ def run_in_worker(worker, case: Case, device_id: str, index: int | None, options
         if result.status is Status.TIMEOUT:
             worker.close()          # the device may still be busy: start afresh
         return result
-    status = {"timeout": Status.TIMEOUT, "crash": Status.CRASH}.get(reply.kind, Status.ERROR)
-    result = CaseResult(case.id, device_id, status, message=reply.describe(),
-                        traceback=(reply.traceback or "") + reply.stderr_tail, time_s=reply.elapsed_s)
+    outcome = WORKER_OUTCOME.get(reply.kind, Outcome.ERROR)
+    result = CaseResult(case.id, device_id, decide(Run(outcome)), message=reply.describe(),
+                        traceback=(reply.traceback or "") + reply.stderr_tail, time_s=reply.elapsed_s,
+                        outcome=outcome.value)
     worker.close()
     return result
 
 
-def _fold_repeats(runs: list[CaseResult]) -> CaseResult:
-    first = runs[0]
-    outcomes = {(r.status, tuple((m.buffer, m.index, m.actual) for m in r.mismatches)) for r in runs}
-    if len(outcomes) > 1:
-        first.message = (f"differs between {len(runs)} runs: "
-                         + ", ".join(sorted({r.status.value for r in runs})) + ". " + first.message)
-        first.status = Status.FLAKY
+def _fold_repeats(runs: list[CaseResult], expected=None) -> CaseResult:
+    """One cell from a case's repeated runs on a device and its expectation (see :func:`decide`)."""
+    first, seen = runs[0], sorted({r.status.value for r in runs})
+    first.status = decide([r.run for r in runs], expected)
+    if first.status is Status.FLAKY:
+        first.message = f"differs between {len(runs)} runs: {', '.join(seen)}. {first.message}"
     return first
 
 

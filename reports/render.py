@@ -15,6 +15,8 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.results import Status
+
 from . import collect
 from .collect import MISSING, Comparison
 
@@ -175,19 +177,10 @@ def markdown(results: dict[str, Any], baseline: dict[str, Any] | None = None) ->
 
 # --------------------------------------------------------------------------- html
 
-STATUS_COLOURS = {
-    "PASS": "#2e7d32", "XFAIL": "#7cb342", "UNSUPPORTED": "#9e9e9e", "XPASS": "#f9a825",
-    "FLAKY": "#ef6c00", "FAIL": "#c62828", "LIVELOCK": "#6a1b9a", "FAULT": "#ad1457",
-    "TIMEOUT": "#4527a0", "CRASH": "#000000", "ERROR": "#5d4037", MISSING: "#eeeeee",
-}
-STATUS_MEANING = {
-    "PASS": "matches the expected buffers", "XFAIL": "fails, as the expectations file says",
-    "UNSUPPORTED": "instruction or feature missing", "XPASS": "passes, though expected to fail",
-    "FLAKY": "differed between repeats", "FAIL": "buffers differ",
-    "LIVELOCK": "step budget spent", "FAULT": "access outside every buffer",
-    "TIMEOUT": "killed by the watchdog", "CRASH": "worker process died",
-    "ERROR": "anything else", MISSING: "not run on this device",
-}
+NOT_RUN_COLOUR, NOT_RUN_MEANING = "#eeeeee", "not run on this device"
+# colour and legend phrase of every cell, from the statuses' own (harness.results.Status)
+STATUS_COLOURS = {**{s.value: s.colour for s in Status}, MISSING: NOT_RUN_COLOUR}
+STATUS_MEANING = {**{s.value: s.meaning for s in Status}, MISSING: NOT_RUN_MEANING}
 MAX_HEATMAP_WARPS = 64      # beyond this, only warps with listed mismatches are drawn
 
 _CSS = """

@@ -6,7 +6,8 @@ from harness.results import CaseResult, Mismatch, Status
 
 def _cell(status, actual=None):
     mismatches = [Mismatch("out", 3, 5, actual)] if actual is not None else []
-    return CaseResult("c", "d", status, message="m", mismatches=mismatches)
+    return CaseResult("c", "d", status, message="m", mismatches=mismatches,
+                      mismatch_count=len(mismatches), outcome="ok")
 
 
 def test_repeats_that_agree_keep_their_status():

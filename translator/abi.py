@@ -31,9 +31,8 @@ TABLE = 32                     # per buffer: heap word offset, size in bytes (wh
 CBANK = 64
 CTRL_WORDS = CBANK + CBANK_BYTES // 4
 
-# status codes written by the shader (first writer wins)
+# status codes written by the shader (first writer wins); harness.results.Outcome names them
 OK, FAULT, LIVELOCK, BAD_PC, NOT_WARPS = 0, 1, 2, 3, 4
-STATUS_NAMES = {OK: "ok", FAULT: "fault", LIVELOCK: "livelock", BAD_PC: "bad-pc", NOT_WARPS: "subgroups-not-warps"}
 
 DEFAULT_BUDGET = 60000         # steps per thread (free) or turns per workgroup (turns); lavapipe
                                # stops a loop after 65,535 iterations counted with those of the
