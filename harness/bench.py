@@ -195,11 +195,11 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
     }
 
 
-def main(argv: list[str]) -> int:
-    from . import devices
-    from .cases import discover_cases
-    from .worker import Worker
-    p = argparse.ArgumentParser(prog="warpboard bench", description=__doc__.splitlines()[0])
+DESCRIPTION = __doc__.splitlines()[0]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the ``warpboard bench`` options to a parser (a fresh one or a subparser)."""
     p.add_argument("cases", nargs="*", help="case ids or patterns (default: every case)")
     p.add_argument("--root", default="cases")
     p.add_argument("--device", action="append", help="device id or pattern (default: all)")
@@ -208,7 +208,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("--native", type=Path, help="JSON printed by the native build of bench/divergent_loops.cu "
                                                 "(nvcc -o native bench/divergent_loops.cu && ./native > native.json)")
     p.add_argument("-o", "--output", default="reports/out/bench.json")
-    args = p.parse_args(argv)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``warpboard bench`` for parsed arguments; return the exit code."""
+    from . import devices
+    from .cases import discover_cases
+    from .worker import Worker
     native = json.loads(args.native.read_text()) if args.native else None
     cases = discover_cases(args.root, args.cases or None)
     configs = devices.select(devices.discover(), args.device)
@@ -241,4 +248,4 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["main", "measure", "summarise", "bench_cases"]
+__all__ = ["run", "add_arguments", "measure", "summarise", "bench_cases"]

@@ -329,11 +329,12 @@ def _threads(grid, block) -> int:
     return n
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="warpboard new-case",
-        description="Compile a CUDA kernel for sm_86, disassemble it and write a case file "
-                    "awaiting its expected words (warpboard record-truth fills them in).")
+DESCRIPTION = ("Compile a CUDA kernel for sm_86, disassemble it and write a case file "
+               "awaiting its expected words (warpboard record-truth fills them in).")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the ``warpboard new-case`` options to a parser (a fresh one or a subparser)."""
     p.add_argument("source", help="the .cu file (kernels extern \"C\")")
     p.add_argument("--kernel", required=True, help="the kernel's name")
     p.add_argument("--out", required=True, help="the case file to write, cases/<cat>/<name>.toml")
@@ -348,7 +349,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tags", default="", help="comma-separated tags")
     p.add_argument("--summary", help="one sentence: what the case exercises")
     p.add_argument("--force", action="store_true", help="overwrite an existing case file")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``warpboard new-case`` on its own: parse ``argv`` and run."""
+    p = argparse.ArgumentParser(prog="warpboard new-case", description=DESCRIPTION)
+    return run(add_arguments(p).parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``warpboard new-case`` for parsed arguments; return the exit code."""
     try:
         grid, block = parse_dims(args.grid, "grid"), parse_dims(args.block, "block")
         buffers = [parse_buffer(b) for b in args.buffer] or \

@@ -513,11 +513,23 @@ def select(root: str | Path, patterns: list[str], exclude: list[str] = ()) -> li
     return [c for c in cases if not any(fnmatch.fnmatchcase(c.id, x) for x in exclude)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="warpboard record-truth",
-        description="Run cases' CUDA sources on an NVIDIA GPU (CuPy) and write the words "
-                    "they leave as the cases' expected values, with provenance.")
+DESCRIPTION = ("Run cases' CUDA sources on an NVIDIA GPU (CuPy) and write the words "
+               "they leave as the cases' expected values, with provenance.")
+
+
+def _at_least_one(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the ``warpboard record-truth`` options to a parser (a fresh one or a subparser)."""
     p.add_argument("cases", nargs="*", help="case ids or fnmatch patterns "
                                             "(default: every case whose expected is \"pending\")")
     p.add_argument("--root", default="cases", help="the case library (default: cases)")
@@ -525,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="leave out cases matching this pattern (repeatable)")
     p.add_argument("--force", action="store_true",
                    help="also overwrite cases whose expected words are \"derived\"")
-    p.add_argument("--repeat", type=int, default=3,
+    p.add_argument("--repeat", type=_at_least_one, default=3,
                    help="runs per case, which must all agree (default 3)")
     p.add_argument("--all-buffers", action="store_true",
                    help="record every buffer, not only those the kernel changed")
@@ -535,9 +547,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per launch (default 30)")
     p.add_argument("--compiler", choices=["auto", "nvcc", "nvrtc"], default="auto",
                    help="how to compile for the GPU (default: nvcc if on the PATH, else NVRTC)")
-    args = p.parse_args(argv)
-    if args.repeat < 1:
-        p.error("--repeat must be at least 1")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``warpboard record-truth`` on its own: parse ``argv`` and run."""
+    p = argparse.ArgumentParser(prog="warpboard record-truth", description=DESCRIPTION)
+    return run(add_arguments(p).parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``warpboard record-truth`` for parsed arguments; return the exit code."""
     try:
         cases = select(args.root, args.cases, args.exclude)
     except CaseError as e:

@@ -1,10 +1,10 @@
 """The ``warpboard report`` and ``warpboard merge`` subcommands.
 
-``harness.cli`` owns the top-level ``warpboard`` command and hands the rest of the
-argument list to :func:`report_main` or :func:`merge_main`; both return an exit code
-and never call ``sys.exit`` themselves. For an argparse subparser setup instead, use
+The ``warpboard`` command (:mod:`warpboard.cli`) builds its subparsers with
 :func:`add_report_arguments` / :func:`run_report` and :func:`add_merge_arguments` /
-:func:`run_merge`.
+:func:`run_merge`; :func:`report_main` and :func:`merge_main` run either on its own from an
+argument list. All return an exit code and never call ``sys.exit`` themselves. Adding the
+arguments imports nothing heavy: pandas loads when a command runs.
 
 Exit codes: 0 done; 1 ``--fail-on`` condition met; 2 usage or unreadable input.
 """
@@ -16,11 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import collect, render
-from .collect import ResultsError
-from .merge import merge
-
 FORMATS = ("terminal", "markdown", "html")
+REPORT_DESCRIPTION = "Render a results file as a scoreboard."
+MERGE_DESCRIPTION = "Merge results files from several runs."
 
 
 # --------------------------------------------------------------------------- report
@@ -43,6 +41,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def _rendered(fmt: str, results: dict[str, Any], baseline: dict[str, Any] | None) -> str:
+    from . import render
     if fmt == "markdown":
         return render.markdown(results, baseline)
     if fmt == "html":
@@ -52,6 +51,7 @@ def _rendered(fmt: str, results: dict[str, Any], baseline: dict[str, Any] | None
 
 def _exit_code(fail_on: str, results: dict[str, Any], baseline: dict[str, Any] | None) -> int:
     """1 when the --fail-on condition holds, else 0."""
+    from . import collect
     if fail_on == "failures":
         return int(any(collect.is_failure(s) for s in collect.frame(results)["status"]))
     if fail_on == "regressions" and baseline is not None:
@@ -61,6 +61,8 @@ def _exit_code(fail_on: str, results: dict[str, Any], baseline: dict[str, Any] |
 
 def run_report(args: argparse.Namespace) -> int:
     """Carry out ``warpboard report`` for parsed arguments; return the exit code."""
+    from . import collect, render
+    from .collect import ResultsError
     try:
         results = collect.load(args.results)
         baseline = collect.load(args.against) if args.against else None
@@ -81,8 +83,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 def report_main(argv: Sequence[str] | None = None) -> int:
     """``warpboard report RESULTS.json [--against OLD.json] [--format ...] [-o OUT]``."""
-    p = argparse.ArgumentParser(prog="warpboard report",
-                                description="Render a results file as a scoreboard.")
+    p = argparse.ArgumentParser(prog="warpboard report", description=REPORT_DESCRIPTION)
     try:
         args = add_report_arguments(p).parse_args(argv)
     except SystemExit as exc:          # argparse exits on --help and on usage errors
@@ -103,6 +104,9 @@ def add_merge_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run_merge(args: argparse.Namespace) -> int:
     """Carry out ``warpboard merge`` for parsed arguments; return the exit code."""
+    from . import collect
+    from .collect import ResultsError
+    from .merge import merge
     try:
         merged = merge([collect.load(p) for p in args.inputs])
     except ResultsError as exc:
@@ -119,8 +123,7 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def merge_main(argv: Sequence[str] | None = None) -> int:
     """``warpboard merge A.json B.json ... -o OUT.json``."""
-    p = argparse.ArgumentParser(prog="warpboard merge",
-                                description="Merge results files from several runs.")
+    p = argparse.ArgumentParser(prog="warpboard merge", description=MERGE_DESCRIPTION)
     try:
         args = add_merge_arguments(p).parse_args(argv)
     except SystemExit as exc:

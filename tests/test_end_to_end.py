@@ -28,7 +28,7 @@ def lavapipe_w4():
 
 def test_warpboard_run_writes_a_scoreboard(tmp_path, lavapipe_w4):
     out = tmp_path / "r.json"
-    cmd = [sys.executable, "-m", "harness.cli", "run", "truth/uneven_branch_ballot", "truth/exit_in_loop",
+    cmd = [sys.executable, "-m", "warpboard", "run", "truth/uneven_branch_ballot", "truth/exit_in_loop",
            "basic/bit_ops", "--root", str(ROOT / "cases"), "--device", "lavapipe-w4", "-o", str(out),
            "--markdown", str(tmp_path / "r.md")]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
