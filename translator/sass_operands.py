@@ -74,6 +74,12 @@ def parse_operands(text: str) -> tuple[Operand, ...]:
     return tuple(parse_operand(t) for t in split_operands(text))
 
 
+def clear_caches() -> None:
+    """Forget every operand parsed so far (to time parsing from cold)."""
+    parse_operands.cache_clear()
+    parse_operand.cache_clear()
+
+
 def split_operands(text: str) -> list[str]:
     """Split on commas outside brackets; a target after a register without a comma is its own
     operand (``RET.REL.NODEC R2 `(kernel)``, cuobjdump ``RET.REL.NODEC R4 0x0``)."""
@@ -226,5 +232,5 @@ def _cbank(tok: str, t: str, deco: dict) -> Operand:
                    offset=offset, suffix=suffix, **deco)
 
 
-__all__ = ["Malformed", "Operand", "TRUE_PREDICATE", "ZERO_REGISTER", "float_immediate",
+__all__ = ["Malformed", "Operand", "TRUE_PREDICATE", "ZERO_REGISTER", "clear_caches", "float_immediate",
            "parse_operand", "parse_operands", "register", "split_operands"]
