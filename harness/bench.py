@@ -6,12 +6,14 @@ time, pipeline-creation time, dispatch time, and from the shader's own counters 
 instructions executed per thread, turns and workgroup barriers. Collective-free programs run
 in both free and turns mode, which gives the overhead of taking turns. Each device runs in
 its own worker process, like the scoreboard; a worker translates every case before it
-dispatches any, so translation is timed on a quiet processor.
+dispatches any, so translation is timed on a quiet processor. Before any worker starts, the
+SASS parser is timed on a 100,000-line listing made of the cases' listings (``parse``).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import struct
 import sys
@@ -21,11 +23,47 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "bench"
 TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wall_s": 60.0,
-           "translate_instructions_per_s": 50000.0}
+           "translate_instructions_per_s": 50000.0, "parse_listing_s": 5.0}
+PARSE_LINES = 100_000       # the size of the listing the parse rate is measured on
 
 
 def spread(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def big_listing(root: str | Path, lines: int = PARSE_LINES) -> str:
+    """The listings of the cases (``root/**/*.sass``) one after another, repeated and cut to
+    ``lines`` lines; each copy's kernels are renamed (``NAME_r2``) so that every kernel of the
+    result is distinct."""
+    from translator.sass import parse_listing
+    templates = []
+    for path in sorted(Path(root).rglob("*.sass")):
+        text = path.read_text(encoding="utf-8")
+        names = sorted(parse_listing(text), key=len, reverse=True)
+        pattern = re.compile(r"(?<![\w$])(" + "|".join(map(re.escape, names)) + r")(?![\w$])")
+        templates.append(pattern.sub(lambda m: m.group(1) + "\0", text))   # \0 marks a kernel name
+    template = "\n".join(templates)
+    per_copy = template.count("\n") + 1
+    copies = [template.replace("\0", f"_r{k}") for k in range(-(-lines // per_copy))]
+    return "\n".join("\n".join(copies).split("\n")[:lines]) + "\n"
+
+
+def parse_rate(root: str | Path, lines: int = PARSE_LINES, repeat: int = 3) -> dict:
+    """Seconds to parse :func:`big_listing` (every kernel's instructions, operand caches
+    cleared first) over ``repeat`` runs, and lines per second at the median."""
+    from translator import sass_operands
+    from translator.sass import parse_listing
+    text = big_listing(root, lines)
+    seconds = []
+    for _ in range(repeat):
+        sass_operands.clear_caches()
+        start = time.perf_counter()
+        listing = parse_listing(text, "big.sass")
+        instructions = sum(len(listing[name].instructions) for name in listing)
+        seconds.append(time.perf_counter() - start)
+    count = text.count("\n")
+    return {"lines": count, "kernels": len(listing), "instructions": instructions,
+            "seconds": spread(seconds), "lines_per_s": count / statistics.median(seconds)}
 
 
 def bench_cases(blocks: int | None) -> list:
@@ -162,8 +200,9 @@ def native_ratios(rows: list[dict], native: dict | None) -> dict:
     return out
 
 
-def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = None) -> dict:
-    """The figures the targets speak of, over the library rows."""
+def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = None,
+              parse: dict | None = None) -> dict:
+    """The figures the targets speak of, over the library rows (and :func:`parse_rate`'s)."""
     ok = [r for r in rows if "error" not in r and r["outcome"] == "ok"]
     library = [r for r in ok if not r["case"].startswith("bench/")]
     ratios, wall = {}, {}
@@ -191,6 +230,8 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
         "translate_instructions_per_s": translated / max(1e-9, seconds),
         "device_wall_s": walls,
         "over_native": native_ratios(rows, native),
+        "parse": parse and {"lines": parse["lines"], "seconds": parse["seconds"]["median"],
+                            "lines_per_s": parse["lines_per_s"]},
         "targets": TARGETS,
     }
 
@@ -222,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
     doc = {"version": 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "devices": [{"id": c.id, "name": c.info.name, "driver_info": c.info.driver_info,
                         "subgroup_size": c.info.subgroup_size} for c in configs], "rows": []}
+    doc["parse"] = parse_rate(args.root)        # before any worker starts: a quiet processor
     walls = {}
     for config in configs:
         blocks = args.bench_blocks or (16 if config.info.device_type == "cpu" else None)
@@ -235,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
         walls[config.id] = reply.value["wall_s"]
     if native:
         doc["native"] = native
-    doc["summary"] = summarise(doc["rows"], walls, native)
+    doc["summary"] = summarise(doc["rows"], walls, native, doc["parse"])
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(doc, indent=1))
     print(json.dumps(doc["summary"], indent=1, default=str)[:4000])
@@ -248,4 +290,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["run", "add_arguments", "measure", "summarise", "bench_cases"]
+__all__ = ["run", "add_arguments", "measure", "summarise", "bench_cases", "big_listing", "parse_rate"]

@@ -20,6 +20,8 @@ try:
 except ModuleNotFoundError:  # python < 3.11
     import tomli as tomllib  # type: ignore[no-redef]
 
+from translator.sass import ANONYMOUS, parse_listing
+
 DEFAULT_SHARED_BYTES = 16384
 MAX_SHARED_BYTES = 101376        # 99 KiB: the most shared memory one sm_86 block can have
 MAX_BLOCK_THREADS = 1024
@@ -35,9 +37,7 @@ PARAM_KINDS = ("buffer", "u32", "u64")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-]+)\s*\]")
-_TEXT_LABEL = re.compile(r"^\s*\.text\.(\S+):\s*$")
-_GLOBAL = re.compile(r"^\s*\.global\s+(\S+)\s*$")
-_BOUNDARY = re.compile(r"^\s*(\.section\b|//-{5,})")
+_BANNER = re.compile(r"^\s*//-{5,}")      # nvdisasm's "//---- .text.NAME ----" above a section
 _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 
@@ -119,36 +119,30 @@ class Case:
 # ---------------------------------------------------------------- listings
 
 def listing_kernels(text: str) -> list[str]:
-    """Entry names in a SASS listing: its ``.text.NAME:`` labels, else its ``.global NAME``
-    directives; empty for a bare hand-written listing (then the whole text is the kernel)."""
-    names = [m.group(1) for m in map(_TEXT_LABEL.match, text.splitlines()) if m]
-    if not names:
-        names = [m.group(1) for m in map(_GLOBAL.match, text.splitlines()) if m]
-    return list(dict.fromkeys(names))
+    """The kernels of a SASS listing in order, as the translator's parser finds them: nvdisasm's
+    ``.section .text.NAME`` (or a ``.text.NAME:`` label without it), cuobjdump's ``Function :
+    NAME``; empty for a bare hand-written listing (then the whole text is the kernel)."""
+    return [name for name in parse_listing(text) if name != ANONYMOUS]
 
 
 def has_kernel(text: str, kernel: str) -> bool:
-    """Whether the listing has a line ``kernel:`` or ``.text.kernel:``."""
-    wanted = (f"{kernel}:", f".text.{kernel}:")
-    return any(line.strip() in wanted for line in text.splitlines())
+    """Whether the listing has a kernel called ``kernel`` (see :func:`listing_kernels`)."""
+    return kernel != ANONYMOUS and kernel in parse_listing(text)
 
 
 def kernel_section(text: str, kernel: str | None) -> str:
-    """The part of a listing that belongs to ``kernel``: from the section header before its
-    label to the next section header (nvdisasm puts each kernel and its internal
-    subroutines in one ``.text.NAME`` section). The whole text when there is no such label
-    or no kernel is named."""
-    lines = text.splitlines(keepends=True)
-    wanted = () if kernel is None else (f"{kernel}:", f".text.{kernel}:")
-    label = next((i for i, line in enumerate(lines) if line.strip() in wanted), None)
-    if label is None:
+    """The part of a listing that belongs to ``kernel``: from its header (and the ``//----``
+    banner above it) to the next kernel's banner, trailing blank lines dropped (nvdisasm puts
+    each kernel and its internal subroutines in one ``.text.NAME`` section, cuobjdump in one
+    ``Function :`` block). The whole text when no kernel is named or the listing lacks it."""
+    listing = parse_listing(text)
+    if kernel is None or kernel == ANONYMOUS or kernel not in listing:
         return text
-    bounds = {i for i, line in enumerate(lines) if _BOUNDARY.match(line)}
-    start = max((b for b in bounds if b < label), default=0)
-    while start - 1 in bounds:
+    lines = text.splitlines(keepends=True)
+    start, end = listing.span(kernel)
+    while start > 0 and _BANNER.match(lines[start - 1]):
         start -= 1
-    end = min((b for b in bounds if b > label), default=len(lines))
-    while end > label + 1 and not lines[end - 1].strip():
+    while end > start + 1 and (not lines[end - 1].strip() or _BANNER.match(lines[end - 1])):
         end -= 1
     return "".join(lines[start:end])
 

@@ -3,6 +3,7 @@ sm86-semantics.md §1: nvdisasm and cuobjdump listings, labels, guards, modifier
 forms, several kernels in one file, file:line on every instruction, and exact error messages."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -303,13 +304,13 @@ def test_malformed_operand():
 
 def test_malformed_address():
     with pytest.raises(SassSyntaxError) as err:
-        parse_listing(_kernel("LDG.E R1, [R2.64+R3*2]"), "bad.sass")
+        parse_listing(_kernel("LDG.E R1, [R2.64+R3*2]"), "bad.sass")["first"]
     assert str(err.value) == "bad.sass:3: malformed address [R2.64+R3*2] in 'LDG.E R1, [R2.64+R3*2]'"
 
 
 def test_malformed_opcode():
     with pytest.raises(SassSyntaxError) as err:
-        parse_listing(_kernel("EXIT", "iadd3 R0, R1, R2, RZ"), "bad.sass")
+        parse_listing(_kernel("EXIT", "iadd3 R0, R1, R2, RZ"), "bad.sass")["first"]
     assert str(err.value) == "bad.sass:4: malformed opcode 'iadd3' in 'iadd3 R0, R1, R2, RZ'"
 
 
@@ -352,3 +353,151 @@ def test_error_lines_count_from_first_line():
     with pytest.raises(SassSyntaxError) as err:
         load_program(text, None, "case.toml", first_line=10)
     assert str(err.value) == "case.toml:12: malformed operand 'R2#' in 'MOV R1, R2#'"
+
+
+# ---------------------------------------------------------------- one bad kernel, the rest load
+def test_a_kernel_that_does_not_parse_fails_alone():
+    text = NVDISASM.replace("S2R R0, SR_LANEID ;", "S2R R0, SR_LANEID# ;")
+    listing = parse_listing(text, "k.sass")
+    assert list(listing) == ["first", "second"] and "second" in listing
+    assert load_program(text, "first", "k.sass").name == "first"
+    want = f"k.sass:{line_of(text, 'SR_LANEID#')}: malformed operand 'SR_LANEID#' in 'S2R R0, SR_LANEID#'"
+    for ask in (lambda: listing["second"], lambda: load_program(text, "second", "k.sass")):
+        with pytest.raises(SassSyntaxError) as err:
+            ask()
+        assert str(err.value) == want
+    assert {name: str(e) for name, e in listing.errors().items()} == {"second": want}
+
+
+def test_spans_need_no_instruction_parsing():
+    text = NVDISASM.replace("EXIT ;\n.L_x_4:", "EXIT# ;\n.L_x_4:")
+    listing = parse_listing(text, "k.sass")
+    lines = text.splitlines()
+    start, end = listing.span("second")
+    assert lines[start].strip().startswith(".section") and ".text.second" in lines[start]
+    assert end == len(lines) and listing.span("first") == (line_of(text, ".section\t.text.first") - 1, start)
+    assert list(listing.errors()) == ["second"]
+
+
+def test_cuobjdump_kernels_are_what_cases_see():
+    from harness.cases import has_kernel, kernel_section, listing_kernels
+    assert listing_kernels(CUOBJDUMP) == ["add_one", "other"] and has_kernel(CUOBJDUMP, "other")
+    other = kernel_section(CUOBJDUMP, "other")
+    assert other.lstrip().startswith("Function : other") and "add_one" not in other
+    assert list(parse_listing(other)) == ["other"]
+    assert listing_kernels(_kernel("EXIT").replace(".text.first:\n", "")) == []    # bare listing
+
+
+# ---------------------------------------------------------------- operand forms that parse
+def _operands(instruction: str):
+    return parse_listing(f"/*0000*/ {instruction} ;", "o.sass")["<anonymous>"].instructions[0].operands
+
+
+def test_abs_operand_with_reuse_and_float_bits():
+    p1, pt, a, f, pt2 = _operands("FSETP.GEU.AND P1, PT, |R3|.reuse, 1.17549435e-38, PT")
+    assert (a.kind, a.value, a.abs, a.neg, a.suffix) == ("reg", 3, True, False, ())
+    assert (f.kind, f.value, f.fvalue) == ("fimm", 0x00800000, 1.17549435e-38)
+    n = _operands("FADD R0, -|R3|.H1, R1")[1]
+    assert (n.neg, n.abs, n.suffix) == (True, True, ("H1",))
+
+
+@pytest.mark.parametrize("text, bits, number", [
+    ("+INF", 0x7F800000, float("inf")), ("-INF", 0xFF800000, float("-inf")),
+    ("-0.5", 0xBF000000, -0.5), ("5.9604644775390625e-08", 0x33800000, 5.9604644775390625e-08),
+    ("1e+39", 0x7F800000, 1e39),
+])
+def test_float_immediates(text, bits, number):
+    f = _operands(f"FADD R0, R1, {text}")[2]
+    assert (f.kind, f.name, f.value, f.fvalue) == ("fimm", text, bits, number)
+
+
+def test_nan_immediates():
+    q, nq = _operands("FSEL R0, QNAN, -QNAN, !P0")[1:3]
+    assert (q.value, nq.value) == (0x7FFFFFFF, 0xFFFFFFFF) and q.fvalue != q.fvalue
+
+
+@pytest.mark.parametrize("operand, base, index, suffix, offset", [
+    ("[R2+URZ]", ("reg", 2), ("ureg", 63), (), 0),
+    ("[R2.X4+R3]", ("reg", 2), ("reg", 3), ("X4",), 0),
+    ("[R2+R3]", ("reg", 2), ("reg", 3), (), 0),
+    ("[R2.64+UR4+0x10]", ("reg", 2), ("ureg", 4), ("64",), 0x10),
+    ("[R2.64+UR4+-0x8]", ("reg", 2), ("ureg", 4), ("64",), -8),
+    ("[UR4+0x10]", ("ureg", 4), None, (), 0x10),
+])
+def test_addresses_with_an_index_register(operand, base, index, suffix, offset):
+    m = _operands(f"LDS R0, {operand}")[1]
+    assert (m.kind, (m.base.kind, m.base.value), m.suffix, m.offset) == ("mem", base, suffix, offset)
+    assert (m.index.kind, m.index.value) == index if index else m.index is None
+
+
+@pytest.mark.parametrize("operand", ["[R2+R3+R4]", "[R2-R3]", "[0x10+R2]", "[P0]", "[R2+0x4+0x4]"])
+def test_malformed_addresses(operand):
+    with pytest.raises(SassSyntaxError) as err:
+        parse_listing(f"/*0000*/ LDS R0, {operand} ;", "o.sass")["<anonymous>"]
+    assert str(err.value) == f"o.sass:1: malformed address {operand} in 'LDS R0, {operand}'"
+
+
+def test_constant_banks():
+    c2, c3 = _operands("IADD3 R0, c[0x2][0x0], c[0x3][R2+0x10], RZ")[1:3]
+    assert (c2.kind, c2.bank, c2.offset, c2.base) == ("cbank", 2, 0, None)
+    assert (c3.bank, c3.base.name, c3.offset) == (3, "R2", 0x10)
+
+
+def test_texture_scoreboard_and_descriptor_operands():
+    ops = _operands("TEX.SCR.LL R0, R2, R4, R0, 0x0, 0x5a, 2D")
+    assert [(o.kind, o.name or o.value) for o in ops[4:]] == [("imm", 0), ("imm", 0x5A), ("texdim", "2D")]
+    sb, count, waits = _operands("DEPBAR.LE SB0, 0x1, {4,3}")
+    assert (sb.kind, sb.name, sb.value, count.value, waits.kind, waits.value) == ("sb", "SB0", 0, 1, "list", 0b11000)
+    d = _operands("LDG.E R0, desc[UR4][R2.64]")[1]
+    assert (d.uniform_base.name, d.base.name, d.suffix) == ("UR4", "R2", ("64",))
+    s, p = _operands("PLOP3.LUT P0, PT, !P1, SR_CLOCKLO, PT, 0x8, 0x0")[2:4]
+    assert (s.kind, s.inv, p.kind, p.name) == ("pred", True, "sreg", "SR_CLOCKLO")
+
+
+def test_well_formed_but_unknown_forms_are_unsupported_not_syntax_errors():
+    with pytest.raises(UnsupportedInstruction) as err:
+        load_program(_kernel("TEX.SCR.LL R0, R2, R4, R0, 0x0, 0x5a, 2D", "EXIT"), None, "t.sass")
+    assert err.value.opcode == "TEX.SCR.LL" and str(err.value).startswith("t.sass:3: ")
+
+
+def test_an_index_register_in_an_address_is_unsupported_when_translated():
+    from translator.emit import translate
+    program = load_program(_kernel("LDS R0, [R2+R3]", "EXIT"), None, "i.sass")
+    with pytest.raises(UnsupportedInstruction) as err:
+        translate(program, (32, 1, 1))
+    assert str(err.value) == ("i.sass:3: unsupported LDS: address with an index register [R2+R3] "
+                              "in 'LDS R0, [R2+R3]'")
+    translate(load_program(_kernel("LDS R0, [R2+URZ]", "EXIT"), None, "i.sass"), (32, 1, 1))
+
+
+# ---------------------------------------------------------------- linear time
+def _parse_seconds(text: str, repeat: int = 5) -> float:
+    """Best of ``repeat`` cold parses of every kernel of ``text``."""
+    from translator import sass_operands
+    best = float("inf")
+    for _ in range(repeat):
+        sass_operands.clear_caches()
+        start = time.perf_counter()
+        listing = parse_listing(text, "big.sass")
+        assert sum(len(listing[name].instructions) for name in listing) > 0
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_parsing_time_grows_linearly():
+    from harness.bench import big_listing
+    once, four = big_listing(ROOT / "cases", 6000), big_listing(ROOT / "cases", 24000)
+    assert four.count("\n") == 4 * once.count("\n") == 24000
+    assert _parse_seconds(four) < 6 * _parse_seconds(once)
+
+
+def test_big_listing_kernels_stay_distinct_and_parse():
+    from harness.bench import big_listing, parse_rate
+    text = big_listing(ROOT / "cases", 20000)
+    listing = parse_listing(text, "big.sass")
+    assert not listing.errors()
+    singles = {name for p in (ROOT / "cases").rglob("*.sass") for name in parse_listing(p.read_text())}
+    assert {n.rsplit("_r", 1)[0] for n in listing} == singles
+    assert len(listing) > 2 * len(singles)                          # copies are renamed, not merged
+    rate = parse_rate(ROOT / "cases", 3000, repeat=1)
+    assert rate["lines"] == 3000 and rate["instructions"] > 0 and rate["lines_per_s"] > 0

@@ -6,7 +6,8 @@ class TranslatorError(Exception):
 
 
 class SassSyntaxError(TranslatorError):
-    """A line of the listing is not SASS as nvdisasm or cuobjdump print it."""
+    """A line of the listing is not SASS as nvdisasm or cuobjdump print it; raised when its
+    kernel is asked for, so the other kernels of the listing still load."""
 
 
 class UnsupportedInstruction(TranslatorError):

@@ -1,31 +1,25 @@
-"""SM86 SASS text -> instructions with their file and line.
+"""SM86 SASS text -> kernels of instructions with their file and line.
 
 Reads what ``nvdisasm -c`` and ``cuobjdump -sass`` print: address comments, labels, guards,
 modifiers, the encoding comments of cuobjdump, and several kernels in one file. The parser
-knows syntax only; which opcodes exist is the opcode table's business (:mod:`translator.ops`).
+knows syntax only; which opcodes exist is the opcode table's business (:mod:`translator.ops`),
+so a well-formed line with an opcode or operand form nothing implements parses, and decoding
+reports it as unsupported.
+
+Parsing is one pass over the lines (labels bind forward to the next instruction of their
+kernel), and each kernel's instructions are parsed when that kernel is asked for: a line that
+is not SASS is an error of its kernel alone (:class:`Listing`).
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .errors import SassSyntaxError
+from .sass_operands import Malformed, Operand, parse_operands
 
-
-@dataclass(frozen=True)
-class Operand:
-    """One operand as written: its kind, its base text and its decorations."""
-    kind: str            # reg ureg pred upred imm fimm cbank mem label sreg barrier addr
-    text: str            # as written, for printing and messages
-    name: str = ""       # R3, UR4, P0, SR_TID.X, B0, .L_x_3
-    value: int = 0       # immediate value, register number, constant bank, ...
-    neg: bool = False    # -R
-    inv: bool = False    # ~R or !P
-    abs: bool = False    # |R|
-    suffix: tuple[str, ...] = ()    # .64 .X4 .B1 .H1 ...
-    base: "Operand | None" = None   # address register (mem/cbank)
-    uniform_base: "Operand | None" = None   # desc[UR4] or c[0x3][UR4+..]
-    offset: int = 0      # address offset (mem/cbank)
+ANONYMOUS = "<anonymous>"      # the kernel of a bare listing, with no section or function line
 
 
 @dataclass(frozen=True)
@@ -51,201 +45,177 @@ class Function:
 
 @dataclass
 class Section:
-    """A .text section: one kernel, its helper functions, their instructions and labels."""
+    """A .text section (nvdisasm) or ``Function :`` block (cuobjdump): one kernel, its helper
+    functions, their instructions and labels. ``span`` is its range of lines in the listing
+    text (0-based, end exclusive), from its header to the next kernel's header."""
     name: str
     instructions: list[RawInstruction] = field(default_factory=list)
     labels: dict[str, int] = field(default_factory=dict)
     functions: list[Function] = field(default_factory=list)
+    span: tuple[int, int] = (0, 0)
+    file: str = "<listing>"
+    error: SassSyntaxError | None = None
+    bodies: list[tuple[int, str, int]] = field(default_factory=list, repr=False)  # (pc, text, line), unparsed
 
 
-_ADDR = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*)$")
-_LABEL = re.compile(r"^\s*([.$\w][\w.$@]*)\s*:\s*$")
-_SECTION = re.compile(r"^\s*\.section\s+\.text\.([\w.$]+)")
-_CUOBJ_FUNC = re.compile(r"^\s*Function\s*:\s*([\w.$]+)")
+class Listing(Mapping[str, Section]):
+    """The kernels of a listing by name, in the listing's order. Looking a kernel up parses
+    its instructions (once) and raises its :class:`SassSyntaxError` if a line of it is not
+    SASS; the other kernels are unaffected. Names, spans and labels need no parsing."""
+
+    def __init__(self, sections: dict[str, Section]):
+        self._sections = sections
+
+    def __getitem__(self, name: str) -> Section:
+        section = self._sections[name]
+        if section.bodies:
+            _parse_bodies(section)
+        if section.error is not None:
+            raise section.error
+        return section
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sections)
+
+    def __len__(self) -> int:
+        return len(self._sections)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._sections
+
+    def span(self, name: str) -> tuple[int, int]:
+        """The lines of kernel ``name`` in the text (0-based, end exclusive), unparsed."""
+        return self._sections[name].span
+
+    def errors(self) -> dict[str, SassSyntaxError]:
+        """Every kernel that does not parse, with its (first) error."""
+        out = {}
+        for name in self._sections:
+            try:
+                self[name]
+            except SassSyntaxError as err:
+                out[name] = err
+        return out
+
+
+_ADDR = re.compile(r"/\*([0-9a-fA-F]{4,})\*/\s*(.*)$")
+_LABEL = re.compile(r"([.$\w][\w.$@]*)\s*:$")
+_SECTION = re.compile(r"\.section\s+\.text\.([\w.$]+)")
+_CUOBJ_FUNC = re.compile(r"Function\s*:\s*([\w.$]+)")
 _ENCODING = re.compile(r"/\*\s*0x[0-9a-fA-F]+\s*\*/")
-_GUARD = re.compile(r"^(@!?U?P[0-6T])\s+")
-_REG = re.compile(r"^(R\d+|RZ|UR\d+|URZ|P[0-6T]|UP[0-6T]|B\d+|SRZ|PR|SR_[\w.]+)((?:\.\w+)*)$")
-_INT = re.compile(r"^[+-]?(0x[0-9a-fA-F]+|\d+)$")
-_FLOAT = re.compile(r"^[+-]?(\d+\.\d*(e[+-]?\d+)?|\d+e[+-]?\d+|INF|QNAN|NAN)$", re.I)
+_GUARD = re.compile(r"@(!?U?P[0-6T])\s+")
+_OPCODE = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*")
 
 
-def parse_listing(text: str, file: str = "<listing>", first_line: int = 1) -> dict[str, Section]:
-    """Parse a whole listing into its sections, keyed by kernel name.
+def parse_listing(text: str, file: str = "<listing>", first_line: int = 1) -> Listing:
+    """The kernels of a listing, keyed by name (see :class:`Listing`).
 
     ``first_line`` is the line of ``text`` within ``file`` (for listings inline in a case).
     """
-    sections: dict[str, Section] = {}
-    current: Section | None = None
-    for offset, raw in enumerate(text.splitlines()):
-        line_no = first_line + offset
-        line = raw.split("//", 1)[0] if not raw.lstrip().startswith("/*") else raw
+    return _Scanner(file, first_line).scan(text.splitlines())
+
+
+class _Scanner:
+    """One pass over the lines: kernel headers, instruction lines and labels. A label binds to
+    the next instruction of its kernel, or to -1 when the kernel ends first."""
+
+    def __init__(self, file: str, first_line: int):
+        self.file, self.first_line = file, first_line
+        self.sections: dict[str, Section] = {}
+        self.current: Section | None = None
+        self.pending: list[tuple[str, int]] = []      # labels waiting for their instruction
+
+    def scan(self, lines: list[str]) -> Listing:
+        for index, raw in enumerate(lines):
+            line = raw.strip()
+            if line.startswith("/*"):
+                m = _ADDR.match(line)
+                if m:
+                    self.instruction(int(m.group(1), 16), m.group(2), index)
+                continue                    # an encoding comment on its own line
+            if "//" in line:
+                line = line.split("//", 1)[0].rstrip()
+            if line:
+                self.directive(line, index)
+        self.close(len(lines))
+        return Listing(self.sections)
+
+    def directive(self, line: str, index: int) -> None:
         m = _SECTION.match(line) or _CUOBJ_FUNC.match(line)
         if m:
-            current = sections.setdefault(m.group(1), Section(m.group(1)))
-            continue
-        m = _ADDR.match(line)
-        if m:
-            if current is None:
-                current = sections.setdefault("<anonymous>", Section("<anonymous>"))
-            current.instructions.append(_parse_instruction(int(m.group(1), 16), m.group(2), file, line_no))
-            continue
-        m = _LABEL.match(line)
-        if m and m.group(1).startswith(".text.") and (current is None or current.name == "<anonymous>"):
-            name = m.group(1)[len(".text."):]     # a listing without its .section line
-            current = sections.setdefault(name, Section(name))
-        if m and current is not None:
-            name = m.group(1)
-            next_pc = _next_pc(text.splitlines(), offset + 1)
-            current.labels[name] = next_pc
-            if not name.startswith(".L") and not name.startswith(".text."):
-                current.functions.append(Function(name, next_pc, file, line_no))
-    return sections
+            self.open(m.group(1), index)
+            return
+        m = _LABEL.match(line) if line.endswith(":") else None
+        if m is None:
+            return
+        name = m.group(1)
+        kernel = name[len(".text."):] if name.startswith(".text.") else None
+        if kernel and (self.current is None or self.current.name != kernel):
+            self.open(kernel, index)         # a listing without its .section lines
+        if self.current is not None:
+            self.pending.append((name, index))
+
+    def open(self, name: str, index: int) -> None:
+        """Start kernel ``name`` at line ``index``; the kernel before it ends there."""
+        self.close(index)
+        self.current = self.sections.setdefault(name, Section(name, span=(index, index), file=self.file))
+
+    def close(self, index: int) -> None:
+        """End the current kernel before line ``index``: its dangling labels bind to nothing."""
+        if self.current is None:
+            return
+        self.bind(-1)
+        self.current.span = (self.current.span[0], index)
+
+    def bind(self, pc: int) -> None:
+        for name, index in self.pending:
+            self.current.labels[name] = pc
+            if pc >= 0 and not name.startswith(".L") and not name.startswith(".text."):
+                self.current.functions.append(Function(name, pc, self.file, self.first_line + index))
+        self.pending.clear()
+
+    def instruction(self, pc: int, body: str, index: int) -> None:
+        if self.current is None:
+            self.open(ANONYMOUS, 0)
+        self.bind(pc)
+        self.current.bodies.append((pc, body, self.first_line + index))
 
 
-def _next_pc(lines: list[str], start: int) -> int:
-    """The address of the first instruction at or after line index ``start`` (labels bind forward),
-    -1 when the section ends first (a label at the end of a kernel binds to nothing)."""
-    for line in lines[start:]:
-        if _SECTION.match(line) or _CUOBJ_FUNC.match(line):
-            break
-        m = _ADDR.match(line)
-        if m:
-            return int(m.group(1), 16)
-    return -1
+def _parse_bodies(section: Section) -> None:
+    """Parse a kernel's instruction lines; the first that is not SASS becomes its error."""
+    bodies, section.bodies = section.bodies, []
+    for pc, body, line in bodies:
+        try:
+            section.instructions.append(parse_instruction(pc, body, section.file, line))
+        except SassSyntaxError as err:
+            section.error = err
+            return
 
 
-def _parse_instruction(pc: int, body: str, file: str, line: int) -> RawInstruction:
+def parse_instruction(pc: int, body: str, file: str, line: int) -> RawInstruction:
+    """One instruction from the text after its address comment (``@!P0 BRA `(.L_x_0) ;``)."""
     where = f"{file}:{line}"
-    body = _ENCODING.sub("", body).strip()
-    body = body.rstrip()
+    body = _ENCODING.sub("", body).strip() if "/*" in body else body.strip()
     if body.endswith(";"):
         body = body[:-1].rstrip()
     if not body:
         raise SassSyntaxError(f"{where}: empty instruction at /*{pc:04x}*/")
     guard = None
-    m = _GUARD.match(body)
-    if m:
-        guard = m.group(1)[1:]
-        body = body[m.end():]
-    parts = body.split(None, 1)
-    opcode = parts[0]
-    if not re.fullmatch(r"[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*", opcode):
+    if body.startswith("@"):
+        m = _GUARD.match(body)
+        if m:
+            guard = m.group(1)
+            body = body[m.end():]
+    opcode, *rest = body.split(None, 1)
+    if not _OPCODE.fullmatch(opcode):
         raise SassSyntaxError(f"{where}: malformed opcode {opcode!r} in {body!r}")
-    operands = tuple(_parse_operand(t, where, body) for t in _split_operands(parts[1] if len(parts) > 1 else ""))
+    try:
+        operands = parse_operands(rest[0] if rest else "")
+    except Malformed as bad:
+        raise SassSyntaxError(f"{where}: malformed {bad.what} {bad.text} in {body!r}") from None
     text = (f"@{guard} " if guard else "") + body
     return RawInstruction(pc, guard, opcode, operands, text, file, line)
 
 
-def _split_operands(text: str) -> list[str]:
-    """Split on commas outside brackets; a trailing `(label) after a register is its own operand."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    split: list[str] = []
-    for tok in out:   # RET.REL.NODEC R2 `(kernel) / R2 0x0 (cuobjdump): a register then a target
-        m = re.match(r"^(\S+)\s+(`\(.*\)|-?0x[0-9a-fA-F]+)$", tok)
-        split.extend([m.group(1), m.group(2)] if m else [tok])
-    return split
-
-
-def _parse_operand(tok: str, where: str, body: str) -> Operand:
-    t = tok.strip()
-    if t.startswith("`(") and t.endswith(")"):
-        return Operand("label", tok, name=t[2:-1])
-    neg = inv = ab = False
-    if t.startswith("-") and not _INT.match(t) and not _FLOAT.match(t):
-        neg, t = True, t[1:]
-    if t.startswith("~") or t.startswith("!"):
-        inv, t = True, t[1:]
-    if t.startswith("|") and t.endswith("|"):
-        ab, t = True, t[1:-1]
-    if t.startswith("c[") or t.startswith("cx["):
-        return _parse_cbank(tok, t, neg, inv, where, body, ab)
-    if t.startswith("[") or t.startswith("desc["):
-        return _parse_mem(tok, t, where, body)
-    m = _REG.match(t)
-    if m:
-        return _register(tok, m.group(1), tuple(s for s in m.group(2).split(".") if s), neg, inv, ab)
-    if _INT.match(t):
-        return Operand("imm", tok, value=int(t, 0), neg=neg, inv=inv)
-    if _FLOAT.match(t):
-        return Operand("fimm", tok, name=t)
-    raise SassSyntaxError(f"{where}: malformed operand {tok!r} in {body!r}")
-
-
-def _register(tok: str, name: str, suffix: tuple[str, ...], neg=False, inv=False, ab=False) -> Operand:
-    if name.startswith("SR"):
-        kind, value = ("sreg", 0) if name.startswith("SR_") else ("reg", 255)
-        if name == "SRZ":
-            kind = "reg"
-        full = name + "".join("." + s for s in suffix)
-        return Operand(kind, tok, name=full if kind == "sreg" else name, value=value, neg=neg, inv=inv, abs=ab)
-    if name == "PR":
-        return Operand("pr", tok, name=name)
-    kind = {"R": "reg", "U": "ureg", "P": "pred", "B": "barrier"}[name[0]]
-    if name.startswith("UP"):
-        kind = "upred"
-    digits = re.sub(r"^\D+", "", name)
-    if name in ("RZ", "URZ"):
-        value = 255 if name == "RZ" else 63
-    elif name in ("PT", "UPT"):
-        value = 7
-    else:
-        value = int(digits)
-    return Operand(kind, tok, name=name, value=value, neg=neg, inv=inv, abs=ab,
-                   suffix=tuple(s for s in suffix if s != "reuse"))
-
-
-def _parse_address(inner: str, where: str, body: str) -> tuple[Operand | None, int, tuple[str, ...]]:
-    """`R2.64+0x10`, `R2.64+-0x40`, `R7.X4+0x200`, `0x40`, `RZ`, `UR4+0x4` -> (base register, offset, suffix)."""
-    inner = inner.replace(" ", "")
-    m = re.fullmatch(r"(?:(-?\w+(?:\.\w+)*))?(?:(\+-|[+-])(0x[0-9a-fA-F]+|\d+))?", inner)
-    if not m:
-        raise SassSyntaxError(f"{where}: malformed address [{inner}] in {body!r}")
-    head, sign, off = m.group(1), m.group(2), m.group(3)
-    if head and _INT.match(head) and not sign:
-        return None, int(head, 0), ()
-    offset = int(off, 0) * (-1 if sign in ("-", "+-") else 1) if off else 0
-    if not head:
-        return None, offset, ()
-    rm = _REG.match(head)
-    if not rm:
-        raise SassSyntaxError(f"{where}: malformed address [{inner}] in {body!r}")
-    suffix = tuple(s for s in rm.group(2).split(".") if s and s != "reuse")
-    return _register(head, rm.group(1), suffix), offset, suffix
-
-
-def _parse_mem(tok: str, t: str, where: str, body: str) -> Operand:
-    ubase = None
-    m = re.fullmatch(r"desc\[(\w+)\]\[(.*)\]", t)
-    if m:
-        ubase = _register(m.group(1), m.group(1), ())
-        t = "[" + m.group(2) + "]"
-    m = re.fullmatch(r"\[(.*)\]", t)
-    if not m:
-        raise SassSyntaxError(f"{where}: malformed address {tok!r} in {body!r}")
-    base, offset, suffix = _parse_address(m.group(1), where, body)
-    return Operand("mem", tok, base=base, offset=offset, suffix=suffix, uniform_base=ubase)
-
-
-def _parse_cbank(tok: str, t: str, neg: bool, inv: bool, where: str, body: str, ab: bool = False) -> Operand:
-    m = re.fullmatch(r"cx?\[(0x[0-9a-fA-F]+|\d+)\]\[(.*)\]((?:\.\w+)*)", t)
-    if not m:
-        raise SassSyntaxError(f"{where}: malformed constant {tok!r} in {body!r}")
-    base, offset, _ = _parse_address(m.group(2), where, body)
-    if base is not None and base.kind not in ("reg", "ureg"):
-        raise SassSyntaxError(f"{where}: malformed constant {tok!r} in {body!r}")
-    suffix = tuple(s for s in m.group(3).split(".") if s)
-    return Operand("cbank", tok, value=int(m.group(1), 0), base=base if base and base.kind == "reg" else None,
-                   uniform_base=base if base and base.kind == "ureg" else None,
-                   offset=offset, neg=neg, inv=inv, abs=ab, suffix=suffix)
+__all__ = ["ANONYMOUS", "Function", "Listing", "Operand", "RawInstruction", "Section",
+           "parse_instruction", "parse_listing"]

@@ -24,6 +24,7 @@ FLOAT_IMMEDIATE_OPS = frozenset({
 # opcodes whose target comes after a register without a comma
 SPACED_TARGET_OPS = frozenset({"RET", "CALL", "BRX", "JMX"})
 PRED_KINDS = ("pred", "upred")
+REGISTER_KINDS = ("reg", "ureg", "pred", "upred", "barrier", "sreg", "pr", "sb")
 
 
 def hex_int(value: int) -> str:
@@ -35,11 +36,12 @@ def _register(o: Operand) -> str:
     return o.name + "".join("." + s for s in o.suffix)
 
 
-def _address(base: Operand | None, offset: int) -> str:
-    """The inside of ``[...]``: ``R2.64+0x10``, ``R2.64+-0x40``, ``0x40``, ``RZ``."""
+def _address(base: Operand | None, offset: int, index: Operand | None = None) -> str:
+    """The inside of ``[...]``: ``R2.64+0x10``, ``R2.64+-0x40``, ``0x40``, ``RZ``,
+    ``R2.X4+R3``, ``R2.64+UR4+0x10``."""
     if base is None:
         return hex_int(offset)
-    text = _register(base)
+    text = _register(base) + ("+" + _register(index) if index is not None else "")
     if offset:
         text += "+-" + hex_int(-offset) if offset < 0 else "+" + hex_int(offset)
     return text
@@ -47,7 +49,7 @@ def _address(base: Operand | None, offset: int) -> str:
 
 def _mem(o: Operand) -> str:
     desc = f"desc[{_register(o.uniform_base)}]" if o.uniform_base is not None else ""
-    return f"{desc}[{_address(o.base, o.offset)}]"
+    return f"{desc}[{_address(o.base, o.offset, o.index)}]"
 
 
 def _cbank(o: Operand) -> str:
@@ -55,9 +57,12 @@ def _cbank(o: Operand) -> str:
     return f"c[{o.value:#x}][{_address(base, o.offset)}]" + "".join("." + s for s in o.suffix)
 
 
-def _decorate(o: Operand, body: str) -> str:
+def _decorate(o: Operand, body: str, suffix: str = "") -> str:
+    """Bars, inversion and negation around ``body``; a register's suffix follows the bars
+    (``-|R3|.H1``)."""
     if o.abs:
         body = f"|{body}|"
+    body += suffix
     if o.inv:
         body = ("!" if o.kind in PRED_KINDS else "~") + body
     if o.neg:
@@ -73,14 +78,14 @@ def format_operand(o: Operand, opcode: str = "") -> str:
         return f"`({o.name})"
     if kind == "imm":
         body = str(o.value) if opcode in FLOAT_IMMEDIATE_OPS else hex_int(o.value)
-    elif kind == "fimm":
+    elif kind in ("fimm", "texdim", "list"):
         body = o.name
     elif kind == "mem":
         body = _mem(o)
     elif kind == "cbank":
         body = _cbank(o)
-    elif kind in ("reg", "ureg", "pred", "upred", "barrier", "sreg", "pr"):
-        body = _register(o)
+    elif kind in REGISTER_KINDS:
+        return _decorate(o, o.name, "".join("." + s for s in o.suffix))
     else:
         raise ValueError(f"cannot print an operand of kind {kind!r}")
     return _decorate(o, body)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .ctx import Ctx
+from .sass_operands import ZERO_REGISTER
 from .sem_alu import PRED_KINDS, unsupported
 
 WIDTHS = {"U8": (1, False), "S8": (1, True), "U16": (2, False), "S16": (2, True),
@@ -23,6 +24,8 @@ def address(x: Ctx, i, o, space: str):
     """The address an operand like ``[R2.64+0x10]`` or ``[R7.X4+0x200]`` names."""
     if o.kind != "mem":
         raise unsupported(i, f"expected an address, got {o.text}")
+    if o.index is not None and o.index.value != ZERO_REGISTER[o.index.kind]:
+        raise unsupported(i, f"address with an index register {o.text}")
     base = o.base
     pair = space == "global" and (base is None or "64" in o.suffix or "E" in i.mods)
     if base is None and o.uniform_base is None:
