@@ -22,6 +22,8 @@ from .errors import UnsupportedInstruction
 from .ir import Block, Program
 from . import spirv
 from .spirv import Function, Module
+from .spirv_enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
+from .spirv_enums import MemorySemantics as Sem
 
 SPECIAL = {"SR_TID.X": ("tid3", 0), "SR_TID.Y": ("tid3", 1), "SR_TID.Z": ("tid3", 2),
            "SR_CTAID.X": ("cta3", 0), "SR_CTAID.Y": ("cta3", 1), "SR_CTAID.Z": ("cta3", 2)}
@@ -76,7 +78,7 @@ class Emitter:
             (["GroupNonUniformVote", "GroupNonUniformShuffle"] if self.warp_subgroups else [])
         for cap in caps:
             m.emit("capability", "Capability", spirv.CAPABILITY[cap])
-        m.emit("model", "MemoryModel", 0, 1)
+        m.emit("model", "MemoryModel", AddressingModel.Logical, MemoryModel.GLSL450)
         u32, bool_ = m.u32(), m.bool()
         self.ctrl = m.storage_buffer(0, "ctrl")
         self.heap = m.storage_buffer(1, "heap")
@@ -193,8 +195,8 @@ class Emitter:
 
         def body(fn, cond, code, pc, thread, lo, hi):
             with fn.if_(cond):
-                old = fn.op("AtomicCompareExchange", u32, self.ctrl_ptr(self.k(abi.STATUS), fn), self.k(1),
-                            self.k(0), self.k(0), code, self.k(abi.OK))
+                old = fn.op("AtomicCompareExchange", u32, self.ctrl_ptr(self.k(abi.STATUS), fn),
+                            self.k(Scope.Device), self.k(Sem.Relaxed), self.k(Sem.Relaxed), code, self.k(abi.OK))
                 with fn.if_(fn.op("IEqual", bool_, old, self.k(abi.OK))):
                     for index, value in ((abi.STATUS_PC, pc), (abi.STATUS_THREAD, thread),
                                          (abi.STATUS_ADDR_LO, lo), (abi.STATUS_ADDR_HI, hi)):
@@ -278,7 +280,7 @@ class Emitter:
         blocks = self.reachable if blocks is None else blocks
         labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
         other, merge = self.m.new_id(), self.m.new_id()
-        f.op("SelectionMerge", None, merge, 0)
+        f.op("SelectionMerge", None, merge, Control.NONE)
         f.op("Switch", None, selector, other, *[w for pc, lab in labels.items() for w in (pc, lab)])
         for pc, lab in labels.items():
             f.label(lab)
@@ -307,8 +309,8 @@ class Emitter:
             fn.finish()
         m = self.m
         entry_id = self.f.fid
-        m.emit_mixed("entry", "EntryPoint", 5, entry_id, "main", m.interface)
-        m.emit("mode", "ExecutionMode", entry_id, 17, *self.block)
+        m.emit_mixed("entry", "EntryPoint", ExecutionModel.GLCompute, entry_id, "main", m.interface)
+        m.emit("mode", "ExecutionMode", entry_id, ExecutionMode.LocalSize, *self.block)
         return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
                       len(self.program.insts))
 
@@ -322,7 +324,7 @@ class Emitter:
         f.label(header)
         cur = f.load(u32, i)
         go = f.op("ULessThan", bool_, cur, self.k(count))
-        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
         f.op("BranchConditional", None, go, block, merge)
         f.label(block)
         body(cur)
@@ -342,7 +344,7 @@ class Emitter:
         head, test, block, cont, merge = (m.new_id() for _ in range(5))
         f.op("Branch", None, head)
         f.label(head)
-        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
         f.op("Branch", None, test)
         f.label(test)
         f.op("BranchConditional", None, check(), block, merge)
@@ -371,7 +373,7 @@ class Emitter:
 
     def add_counters(self, turns) -> None:
         f, u32 = self.f, self.m.u32()
-        scope, sem = self.k(1), self.k(0)
+        scope, sem = self.k(Scope.Device), self.k(Sem.Relaxed)
         for index, var in ((abi.STEPS, self.steps), (abi.INSTRUCTIONS, self.executed)):
             f.op("AtomicIAdd", u32, self.ctrl_ptr(self.k(index)), scope, sem, f.load(u32, var))
         if turns is not None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from . import abi
 from .errors import UnsupportedInstruction
 from .emit_collectives import WORDS, Collectives
+from .spirv_enums import GroupOperation, Scope
+from .spirv_enums import MemorySemantics as Sem
 from .schedule import NONE_KEY, PC_MASK, WAIT_BIT, YIELD_BIT
 
 EXITED = -1        # Emitter.emit_block: every thread that ran the block has exited
@@ -106,7 +108,7 @@ class TurnsWarp(Collectives):
 
     def atomic(self, opcode, name, index, value):
         e = self.e
-        return self.f.op(opcode, self.m.u32(), self.ptr(name, index), e.k(2), e.k(0), value)
+        return self.f.op(opcode, self.m.u32(), self.ptr(name, index), e.k(Scope.Workgroup), e.k(Sem.Relaxed), value)
 
     def barrier(self):
         f, u32 = self.f, self.m.u32()
@@ -212,7 +214,7 @@ class TurnsWarp(Collectives):
         def body():
             cpc = f.op("BitwiseAnd", u32, f.load(u32, chosen_var), e.k(PC_MASK))
             if e.subgroup_vote:   # provably uniform: drivers may branch instead of masking every case
-                cpc = f.op("GroupNonUniformBroadcastFirst", u32, e.k(3), cpc)
+                cpc = f.op("GroupNonUniformBroadcastFirst", u32, e.k(Scope.Subgroup), cpc)
             self.cpc = cpc
             active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
                           f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
@@ -240,9 +242,9 @@ class TurnsWarp(Collectives):
             self.atomic("AtomicUMin", "vote", slot, low)
             self.atomic("AtomicUMax", "top", slot, high)
             return
-        lowest = f.op("GroupNonUniformUMin", u32, e.k(3), 0, low)
-        highest = f.op("GroupNonUniformUMax", u32, e.k(3), 0, high)
-        with f.if_(f.op("GroupNonUniformElect", m.bool(), e.k(3))):
+        lowest = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce, low)
+        highest = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce, high)
+        with f.if_(f.op("GroupNonUniformElect", m.bool(), e.k(Scope.Subgroup))):
             self.atomic("AtomicUMin", "vote", slot, lowest)
             self.atomic("AtomicUMax", "top", slot, highest)
 
@@ -307,7 +309,7 @@ class TurnsWarp(Collectives):
                 for opcode, index, value in (("AtomicIAdd", e.k(self.offsets["live"]), e.k(0xFFFFFFFF)),
                                              ("AtomicOr", word, bit)):
                     ptr = fn.op("AccessChain", self.wg_u32, self.state, index)
-                    fn.op(opcode, u32, ptr, e.k(2), e.k(0), value)
+                    fn.op(opcode, u32, ptr, e.k(Scope.Workgroup), e.k(Sem.Relaxed), value)
 
         fn = e.helper("leave_warp", (self.m.bool(), u32, u32), body)
         self.f.call(fn, cond, self.mine["exited"], self.bit)
@@ -391,7 +393,8 @@ class TurnsWarp(Collectives):
         release = x.band(x.en, x.cmp("ge", arrived, required, False))
         self.barrier()
         with f.if_(release):
-            old = f.op("AtomicCompareExchange", u32, self.ptr("bar", field(2)), e.k(2), e.k(0), e.k(0),
+            old = f.op("AtomicCompareExchange", u32, self.ptr("bar", field(2)), e.k(Scope.Workgroup),
+                       e.k(Sem.Relaxed), e.k(Sem.Relaxed),
                        x.add(gen, x.k32(1)), gen)
             with f.if_(x.cmp("eq", old, gen, False)):
                 self.st("bar", field(3), self.ld("bar", field(1)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import ops
+from . import ops, regs
 from .errors import ProgramError, SassSyntaxError, UnsupportedInstruction
 from .sass import Operand, RawInstruction, Section, parse_listing
 
@@ -146,8 +146,8 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
     if raw.guard:
         neg = raw.guard.startswith("!")
         name = raw.guard.lstrip("!")
-        guard = Operand("upred" if name.startswith("UP") else "pred", raw.guard, name=name,
-                        value=7 if name.endswith("T") else int(name[-1]), inv=neg)
+        kind, value = regs.CONSTANT.get(name) or ("upred" if name.startswith("UP") else "pred", int(name[-1]))
+        guard = Operand(kind, raw.guard, name=name, value=value, inv=neg)
     target = _target(raw, base, labels, where)
     return Inst(raw.pc, raw.opcode, base, frozenset(mods), guard, raw.operands, target, spec,
                 raw.text, raw.file, raw.line)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from . import regs
 from .ctx import Ctx
 from .sem_alu import PRED_KINDS, unsupported
 
@@ -44,13 +45,13 @@ def _write_words(x: Ctx, d, words):
         x.write(d, words[0])
         return
     for k, w in enumerate(words):
-        x.write(replace(d, value=d.value + k if d.value != 255 else 255), w)
+        x.write(replace(d, value=regs.pair_word(d, k)), w)
 
 
 def _read_words(x: Ctx, s, n):
     if n == 1:
         return [x.read(s)]
-    return [x.read(replace(s, value=s.value + k if s.value != 255 else 255)) for k in range(n)]
+    return [x.read(replace(s, value=regs.pair_word(s, k))) for k in range(n)]
 
 
 def load(space: str):
