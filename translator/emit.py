@@ -384,7 +384,7 @@ class Emitter:
 
 def _needs_uniform_flow(block: Block) -> bool:
     """Whether the block holds an instruction that may pass a workgroup barrier."""
-    return any(i.spec.role in ("collective", "sync") or i.mods & {"DIV", "CONV"} for i in block.insts)
+    return any(i.exchanges or i.waits for i in block.insts)
 
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,

@@ -21,6 +21,22 @@ EXITED = -1        # Emitter.emit_block: every thread that ran the block has exi
 BAR_FIELDS = 5          # count, popc, generation, result popc, result count
 
 
+def _state_uses(insts) -> set[str]:
+    """Which turn bookkeeping the instructions need: "exchange" (a rendezvous with the other
+    lanes), "mask" (the mask of lanes in this turn), "values" (lanes' values), "region"
+    (convergence regions), "yielding", and the bookkeeping of each wait rule, by its name."""
+    uses = set()
+    for i in insts:
+        s = i.spec
+        uses |= {"exchange"} if i.exchanges else set()
+        uses |= {"mask"} if (i.exchanges and s.lanes == "mask") or s.waits in ("bsync", "warpsync") else set()
+        uses |= {"values"} if s.lanes == "values" else set()
+        uses |= {"region"} if s.region else set()
+        uses |= {"yielding"} if s.yields or (s.region and (s.lanes or s.waits)) else set()
+        uses |= {s.waits} if s.waits else set()
+    return uses
+
+
 class FreeWarp:
     """Free mode: no collectives; convergence instructions have nothing to wait for."""
 
@@ -51,18 +67,16 @@ class TurnsWarp(Collectives):
         # strided loop fills them: the vote slots start at NONE, the live count at the block
         # size, everything else at 0 (the fill relies on this order)
         # (arrays only the program's instructions need: a smaller fill)
-        bases = {i.base for i in e.program.insts}
-        exchanges = bool(bases & {"VOTE", "VOTEU", "SHFL", "MATCH", "REDUX", "BSSY"}) or \
-            any(i.mods & {"DIV", "CONV"} for i in e.program.insts)
+        uses = _state_uses(e.program.insts)
         self.offsets, self.lengths, size = {}, {}, 0
         for name, length in (("vote", 3), ("live", 1), ("top", 3), ("exited", self.warps),
-                             ("wsync", self.warps if "WARPSYNC" in bases else 0),
-                             ("released", self.warps if "WARPSYNC" in bases else 0),
-                             ("yielding", self.warps if bases & {"YIELD", "NANOSLEEP", "BSSY", "BSYNC"} else 0),
-                             ("brk", self.warps * 16 if bases & {"BSSY", "BREAK", "BSYNC"} else 0),
-                             ("masks", 3 * self.warps * WORDS if exchanges else 0),
-                             ("vals", 3 * self.n if bases & {"SHFL", "MATCH"} else 0),
-                             ("bar", 16 * BAR_FIELDS if "BAR" in bases else 0)):
+                             ("wsync", self.warps if "warpsync" in uses else 0),
+                             ("released", self.warps if "warpsync" in uses else 0),
+                             ("yielding", self.warps if "yielding" in uses else 0),
+                             ("brk", self.warps * 16 if "region" in uses else 0),
+                             ("masks", 3 * self.warps * WORDS if "exchange" in uses else 0),
+                             ("vals", 3 * self.n if "values" in uses else 0),
+                             ("bar", 16 * BAR_FIELDS if "bar" in uses else 0)):
             self.offsets[name], self.lengths[name], size = size, length, size + length
         self.state_words = size
         self.state = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_state")
@@ -141,8 +155,7 @@ class TurnsWarp(Collectives):
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         quiet = {pc: b for pc, b in e.reachable.items() if b.quiet}
         loud = {pc: b for pc, b in e.reachable.items() if pc not in quiet}
-        needs_mask = any(i.base in ("BSSY", "BSYNC", "WARPSYNC", "VOTE", "VOTEU") or i.mods & {"DIV", "CONV"}
-                         for b in loud.values() for i in b.insts)
+        needs_mask = "mask" in _state_uses(i for b in loud.values() for i in b.insts)
         self._fill(publish=needs_mask and not e.warp_subgroups)
         e.memory.init_shared(cooperative=True)
         self.barrier()

@@ -61,7 +61,6 @@ def load(space: str):
         words = x.load(space, address(x, i, src, space), nbytes, signed)
         _write_words(x, d, words)
     sem.__name__ = f"load_{space}"
-    sem.space = space
     return sem
 
 
@@ -71,7 +70,6 @@ def store(space: str):
         dst, src = i.ops[0], i.ops[1]
         x.store(space, address(x, i, dst, space), nbytes, _read_words(x, src, max(1, nbytes // 4)))
     sem.__name__ = f"store_{space}"
-    sem.space = space
     return sem
 
 
@@ -104,5 +102,4 @@ def atomic(space: str, returns: bool):
         if d is not None:
             x.write(d, old)
     sem.__name__ = f"atomic_{space}"
-    sem.space = space
     return sem
