@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from . import abi
 from .emit_ctx import SpirvCtx
 from .emit_mem import MemoryEmitter
-from .emit_turns import EXITED, FreeWarp, TurnsWarp
+from .emit_outcome import Outcome
+from .emit_turns import FreeWarp, TurnsWarp
 from .errors import UnsupportedInstruction
 from .ir import Block, Program
 from . import spirv
@@ -51,7 +52,6 @@ class Emitter:
         self.mode = mode or program.mode
         # collectives through subgroup operations: the device's subgroups are warps
         self.warp_subgroups = warp_subgroups and subgroup_vote and self.mode == "turns"
-        self.participants = None
         self.reachable = program.reachable
         self.nthreads = block[0] * block[1] * block[2]
         self.m = Module()
@@ -206,68 +206,60 @@ class Emitter:
         self.f.call(fn, cond, self.k(code), pc, self.gtid, addr_lo or self.k(0), addr_hi or self.k(0))
 
     def exit_threads(self, cond: int) -> None:
+        """Threads where ``cond`` holds end (a block's outcome notes it: see SpirvCtx.end)."""
         f, bool_ = self.f, self.m.bool()
-        self.block_exits = True
         f.store(self.exited, f.op("LogicalOr", bool_, f.load(bool_, self.exited), cond))
         self.warp.on_exit(cond)
 
     # ---------------------------------------------------------------- blocks
-    def emit_block(self, block: Block, active: int, free: bool = False) -> int | None:
+    def emit_block(self, block: Block, active: int, free: bool = False) -> Outcome:
         """The code of one basic block; ``active`` says which threads it moves; a thread
         running quiet blocks on its own (``free``) does not yield when it loops back.
 
         A block with no collective and nothing that waits needs no barrier, so it runs
         inside ``if (active)`` and writes registers without masks; the others run
         straight through for every thread (barriers stay in uniform control flow).
-
-        Returns the pc every thread that ran the block goes to next, when the code fixes it
-        (no conditional branch, exit, wait or YIELD): ``EXITED`` when the block ends in an
-        unconditional EXIT; else None."""
-        true = self.m.const_bool(True)
+        Returns where the block's threads go next."""
         if self.const_value.get(active) is True or _needs_uniform_flow(block):
-            self._emit_body(block, active, free)
-        else:
-            with self.f.if_(active):
-                self._emit_body(block, true, free)
-        if self.block_waits or self.block_yields:
-            return None
-        last = block.insts[-1]
-        if last.base == "EXIT" and last.guard is None:
-            return EXITED
-        if self.block_exits:
-            return None
-        return self.const_value.get(self.next_value)
+            return self._emit_body(block, active, free)
+        with self.f.if_(active):
+            return self._emit_body(block, self.m.const_bool(True), free)
 
-    def _emit_body(self, block: Block, active: int, free: bool) -> None:
+    def _emit_body(self, block: Block, active: int, free: bool) -> Outcome:
         """The block's instructions, then the thread's next pc. Where the block goes next is
-        an SSA value (``next_value``) that branches and waiting instructions replace; a block
-        that neither branches back nor exits ends in a single store of a constant pc."""
-        f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
-        self.block_active = active
+        an SSA value that branches and waiting instructions replace; a block that neither
+        branches back nor exits ends in a single store of a constant pc."""
         self._values, self._dirty = {}, set()
-        self.participants = None
-        self.next_value = self.k(block.end_pc)
-        self.block_exits = self.block_waits = self.block_yields = False
-        count = self.k(len(block.insts))
-        if self.const_value.get(active) is not True:
-            count = f.op("Select", u32, active, count, self.k(0))
-        f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed), count))
+        out = Outcome(active, self.k(block.end_pc))
+        self._count_executed(len(block.insts), active)
         for inst in block.insts:
             en = active
             if inst.guard is not None:
-                probe = SpirvCtx(self, inst, active)
+                probe = SpirvCtx(self, inst, active, out)
                 en = probe.band(active, probe.readp(inst.guard))
-            inst.spec.sem(SpirvCtx(self, inst, en), inst)
+            inst.spec.sem(SpirvCtx(self, inst, en, out), inst)
         self.flush()
-        x = SpirvCtx(self, block.insts[-1], active)
-        keep = active
-        if self.block_exits:
-            keep = x.band(active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
-        new_pc = self.next_value
-        f.store(self.pc, new_pc if self.const_value.get(keep) is True
-                else f.op("Select", u32, keep, new_pc, f.load(u32, self.pc)))
+        self._store_next_pc(SpirvCtx(self, block.insts[-1], active, out), block, free)
+        return out
+
+    def _count_executed(self, n: int, active: int) -> None:
+        f, u32 = self.f, self.m.u32()
+        count = self.k(n)
+        if self.const_value.get(active) is not True:
+            count = f.op("Select", u32, active, count, self.k(0))
+        f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed), count))
+
+    def _store_next_pc(self, x: SpirvCtx, block: Block, free: bool) -> None:
+        """The threads of the block that have not exited take the outcome's pc; in turns mode,
+        one that went back (to this block or before) yields its priority."""
+        f, u32, bool_, out = self.f, self.m.u32(), self.m.bool(), x.out
+        keep = out.active
+        if out.exits:
+            keep = x.band(keep, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
+        f.store(self.pc, out.next_pc if self.const_value.get(keep) is True
+                else f.op("Select", u32, keep, out.next_pc, f.load(u32, self.pc)))
         if not free and self.mode == "turns":
-            back = x.band(keep, x.cmp("le", new_pc, self.k(block.pc), False))
+            back = x.band(keep, x.cmp("le", out.next_pc, self.k(block.pc), False))
             if self.const_value.get(back) is not False:
                 f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
@@ -275,7 +267,7 @@ class Emitter:
                     after=None) -> None:
         """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;
         any other pc runs ``default``, by default: it starts no block, BAD_PC. ``after(block,
-        next_pc)`` emits code at the end of each block's case, for every thread."""
+        outcome)`` emits code at the end of each block's case, for every thread."""
         f = self.f
         blocks = self.reachable if blocks is None else blocks
         labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
@@ -285,9 +277,9 @@ class Emitter:
         for pc, lab in labels.items():
             f.label(lab)
             if pc in blocks:
-                next_pc = self.emit_block(blocks[pc], active_for(pc), free)
+                outcome = self.emit_block(blocks[pc], active_for(pc), free)
                 if after is not None:
-                    after(blocks[pc], next_pc)
+                    after(blocks[pc], outcome)
             f.op("Branch", None, merge)
         f.label(other)
         if default is not None:

@@ -48,7 +48,7 @@ class Collectives:
 
     def active(self, x):
         if x._active is None:
-            if x.en == self.e.block_active:
+            if x.en == x.out.active:
                 x._active = self.participants(x)
             elif self.e.warp_subgroups:
                 x._active = self._sg_ballot(x.en)

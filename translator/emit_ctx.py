@@ -21,12 +21,13 @@ _CMP = {("eq", False): "IEqual", ("ne", False): "INotEqual", ("lt", False): "ULe
 
 class SpirvCtx:
     """Ctx for one instruction of a block, for all threads at once (en = guard and turn)."""
-    __slots__ = ("e", "f", "m", "inst", "en", "u32", "u64", "bool", "_active", "known", "_k")
+    __slots__ = ("e", "f", "m", "inst", "en", "out", "u32", "u64", "bool", "_active", "known", "_k")
 
-    def __init__(self, e, inst, en):
+    def __init__(self, e, inst, en, out):
         m = e.m
         self.e, self.f, self.m, self.inst = e, e.f, m, inst
         self.en = en
+        self.out = out          # the block's Outcome: where its threads go next
         self.u32, self.u64, self.bool = m._u32, m._u64, m._bool
         self._active = None
         self.known = e.const_value
@@ -326,16 +327,18 @@ class SpirvCtx:
     def redux(self, op, value, signed): return self.e.warp.redux(self, op, value, signed)
 
     def jump(self, target, taken=None):
-        cond = self.en if taken is None else self.band(self.en, taken)
-        if self._value(cond) is True:
-            self.e.next_value = target
-        elif self._value(cond) is not False:
-            self.e.next_value = self.f.op("Select", self.u32, cond, target, self.e.next_value)
+        self.out.jump(self, target, self.en if taken is None else self.band(self.en, taken))
 
-    def exit(self): self.e.exit_threads(self.en)
+    def exit(self): self.end(self.en)
+
+    def end(self, cond):
+        """Threads where ``cond`` holds end here (EXIT, or a fault)."""
+        self.out.exit(cond)
+        self.e.exit_threads(cond)
 
     def yield_(self):
         f, bool_ = self.f, self.bool
+        self.out.yields = True
         f.store(self.e.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.e.yielded), self.en))
         self.e.warp.yield_(self)
     def bssy(self, barrier): self.e.warp.bssy(self, barrier)

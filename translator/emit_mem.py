@@ -82,7 +82,7 @@ class MemoryEmitter:
         fault = x.band(x.en, x.bnot(ok))
         if e.const_value.get(fault) is not False:
             e.record_status(abi.FAULT, fault, e.k(x.inst.pc), lo, hi)
-            e.exit_threads(fault)
+            x.end(fault)
         return x.band(x.en, ok)
 
     # ---------------------------------------------------------------- operations
