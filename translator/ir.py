@@ -34,25 +34,11 @@ class Inst:
         return self.pc + 16
 
     # what the opcode table says of this instruction, with its modifiers
-    @property
-    def waits(self) -> bool:
-        return self.spec.waits is not None
-
-    @property
-    def exchanges(self) -> bool:
-        return self.spec.exchanges(self.mods)
-
-    @property
-    def tests_divergence(self) -> bool:
-        return self.spec.tests_divergence(self.mods)
-
-    @property
-    def rereads_memory(self) -> bool:
-        return self.spec.rereads(self.mods)
-
-    @property
-    def quiet(self) -> bool:
-        return self.spec.quiet(self.mods)
+    waits = property(lambda self: self.spec.waits is not None)
+    exchanges = property(lambda self: self.spec.exchanges(self.mods))
+    tests_divergence = property(lambda self: self.spec.tests_divergence(self.mods))
+    rereads_memory = property(lambda self: self.spec.rereads(self.mods))
+    quiet = property(lambda self: self.spec.quiet(self.mods))
 
     @property
     def conditional(self) -> bool:

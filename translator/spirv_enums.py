@@ -26,22 +26,9 @@ class GroupOperation(IntEnum):
     Reduce = 0
 
 
-class AddressingModel(IntEnum):
-    Logical = 0
-
-
-class MemoryModel(IntEnum):
-    GLSL450 = 1
-
-
-class ExecutionModel(IntEnum):
-    GLCompute = 5
-
-
-class ExecutionMode(IntEnum):
-    LocalSize = 17
-
-
-class Control(IntEnum):
-    """Selection, loop and function control masks: no hints."""
-    NONE = 0
+# one enumerant each is all the emitter needs of these
+AddressingModel = IntEnum("AddressingModel", {"Logical": 0})
+MemoryModel = IntEnum("MemoryModel", {"GLSL450": 1})
+ExecutionModel = IntEnum("ExecutionModel", {"GLCompute": 5})
+ExecutionMode = IntEnum("ExecutionMode", {"LocalSize": 17})
+Control = IntEnum("Control", {"NONE": 0})     # selection, loop and function control: no hints
