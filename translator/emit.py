@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from . import abi
 from .emit_ctx import SpirvCtx
 from .emit_mem import MemoryEmitter
-from .emit_turns import EXITED, FreeWarp, TurnsWarp
+from .emit_outcome import Outcome
+from .emit_turns import FreeWarp, TurnsWarp
 from .errors import UnsupportedInstruction
 from .ir import Block, Program
 from . import spirv
 from .spirv import Function, Module
+from .spirv_enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
+from .spirv_enums import MemorySemantics as Sem
 
 SPECIAL = {"SR_TID.X": ("tid3", 0), "SR_TID.Y": ("tid3", 1), "SR_TID.Z": ("tid3", 2),
            "SR_CTAID.X": ("cta3", 0), "SR_CTAID.Y": ("cta3", 1), "SR_CTAID.Z": ("cta3", 2)}
@@ -49,7 +52,6 @@ class Emitter:
         self.mode = mode or program.mode
         # collectives through subgroup operations: the device's subgroups are warps
         self.warp_subgroups = warp_subgroups and subgroup_vote and self.mode == "turns"
-        self.participants = None
         self.reachable = program.reachable
         self.nthreads = block[0] * block[1] * block[2]
         self.m = Module()
@@ -76,7 +78,7 @@ class Emitter:
             (["GroupNonUniformVote", "GroupNonUniformShuffle"] if self.warp_subgroups else [])
         for cap in caps:
             m.emit("capability", "Capability", spirv.CAPABILITY[cap])
-        m.emit("model", "MemoryModel", 0, 1)
+        m.emit("model", "MemoryModel", AddressingModel.Logical, MemoryModel.GLSL450)
         u32, bool_ = m.u32(), m.bool()
         self.ctrl = m.storage_buffer(0, "ctrl")
         self.heap = m.storage_buffer(1, "heap")
@@ -193,8 +195,8 @@ class Emitter:
 
         def body(fn, cond, code, pc, thread, lo, hi):
             with fn.if_(cond):
-                old = fn.op("AtomicCompareExchange", u32, self.ctrl_ptr(self.k(abi.STATUS), fn), self.k(1),
-                            self.k(0), self.k(0), code, self.k(abi.OK))
+                old = fn.op("AtomicCompareExchange", u32, self.ctrl_ptr(self.k(abi.STATUS), fn),
+                            self.k(Scope.Device), self.k(Sem.Relaxed), self.k(Sem.Relaxed), code, self.k(abi.OK))
                 with fn.if_(fn.op("IEqual", bool_, old, self.k(abi.OK))):
                     for index, value in ((abi.STATUS_PC, pc), (abi.STATUS_THREAD, thread),
                                          (abi.STATUS_ADDR_LO, lo), (abi.STATUS_ADDR_HI, hi)):
@@ -204,68 +206,60 @@ class Emitter:
         self.f.call(fn, cond, self.k(code), pc, self.gtid, addr_lo or self.k(0), addr_hi or self.k(0))
 
     def exit_threads(self, cond: int) -> None:
+        """Threads where ``cond`` holds end (a block's outcome notes it: see SpirvCtx.end)."""
         f, bool_ = self.f, self.m.bool()
-        self.block_exits = True
         f.store(self.exited, f.op("LogicalOr", bool_, f.load(bool_, self.exited), cond))
         self.warp.on_exit(cond)
 
     # ---------------------------------------------------------------- blocks
-    def emit_block(self, block: Block, active: int, free: bool = False) -> int | None:
+    def emit_block(self, block: Block, active: int, free: bool = False) -> Outcome:
         """The code of one basic block; ``active`` says which threads it moves; a thread
         running quiet blocks on its own (``free``) does not yield when it loops back.
 
         A block with no collective and nothing that waits needs no barrier, so it runs
         inside ``if (active)`` and writes registers without masks; the others run
         straight through for every thread (barriers stay in uniform control flow).
-
-        Returns the pc every thread that ran the block goes to next, when the code fixes it
-        (no conditional branch, exit, wait or YIELD): ``EXITED`` when the block ends in an
-        unconditional EXIT; else None."""
-        true = self.m.const_bool(True)
+        Returns where the block's threads go next."""
         if self.const_value.get(active) is True or _needs_uniform_flow(block):
-            self._emit_body(block, active, free)
-        else:
-            with self.f.if_(active):
-                self._emit_body(block, true, free)
-        if self.block_waits or self.block_yields:
-            return None
-        last = block.insts[-1]
-        if last.base == "EXIT" and last.guard is None:
-            return EXITED
-        if self.block_exits:
-            return None
-        return self.const_value.get(self.next_value)
+            return self._emit_body(block, active, free)
+        with self.f.if_(active):
+            return self._emit_body(block, self.m.const_bool(True), free)
 
-    def _emit_body(self, block: Block, active: int, free: bool) -> None:
+    def _emit_body(self, block: Block, active: int, free: bool) -> Outcome:
         """The block's instructions, then the thread's next pc. Where the block goes next is
-        an SSA value (``next_value``) that branches and waiting instructions replace; a block
-        that neither branches back nor exits ends in a single store of a constant pc."""
-        f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
-        self.block_active = active
+        an SSA value that branches and waiting instructions replace; a block that neither
+        branches back nor exits ends in a single store of a constant pc."""
         self._values, self._dirty = {}, set()
-        self.participants = None
-        self.next_value = self.k(block.end_pc)
-        self.block_exits = self.block_waits = self.block_yields = False
-        count = self.k(len(block.insts))
-        if self.const_value.get(active) is not True:
-            count = f.op("Select", u32, active, count, self.k(0))
-        f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed), count))
+        out = Outcome(active, self.k(block.end_pc))
+        self._count_executed(len(block.insts), active)
         for inst in block.insts:
             en = active
             if inst.guard is not None:
-                probe = SpirvCtx(self, inst, active)
+                probe = SpirvCtx(self, inst, active, out)
                 en = probe.band(active, probe.readp(inst.guard))
-            inst.spec.sem(SpirvCtx(self, inst, en), inst)
+            inst.spec.sem(SpirvCtx(self, inst, en, out), inst)
         self.flush()
-        x = SpirvCtx(self, block.insts[-1], active)
-        keep = active
-        if self.block_exits:
-            keep = x.band(active, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
-        new_pc = self.next_value
-        f.store(self.pc, new_pc if self.const_value.get(keep) is True
-                else f.op("Select", u32, keep, new_pc, f.load(u32, self.pc)))
+        self._store_next_pc(SpirvCtx(self, block.insts[-1], active, out), block, free)
+        return out
+
+    def _count_executed(self, n: int, active: int) -> None:
+        f, u32 = self.f, self.m.u32()
+        count = self.k(n)
+        if self.const_value.get(active) is not True:
+            count = f.op("Select", u32, active, count, self.k(0))
+        f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed), count))
+
+    def _store_next_pc(self, x: SpirvCtx, block: Block, free: bool) -> None:
+        """The threads of the block that have not exited take the outcome's pc; in turns mode,
+        one that went back (to this block or before) yields its priority."""
+        f, u32, bool_, out = self.f, self.m.u32(), self.m.bool(), x.out
+        keep = out.active
+        if out.exits:
+            keep = x.band(keep, f.op("LogicalNot", bool_, f.load(bool_, self.exited)))
+        f.store(self.pc, out.next_pc if self.const_value.get(keep) is True
+                else f.op("Select", u32, keep, out.next_pc, f.load(u32, self.pc)))
         if not free and self.mode == "turns":
-            back = x.band(keep, x.cmp("le", new_pc, self.k(block.pc), False))
+            back = x.band(keep, x.cmp("le", out.next_pc, self.k(block.pc), False))
             if self.const_value.get(back) is not False:
                 f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
@@ -273,19 +267,19 @@ class Emitter:
                     after=None) -> None:
         """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;
         any other pc runs ``default``, by default: it starts no block, BAD_PC. ``after(block,
-        next_pc)`` emits code at the end of each block's case, for every thread."""
+        outcome)`` emits code at the end of each block's case, for every thread."""
         f = self.f
         blocks = self.reachable if blocks is None else blocks
         labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
         other, merge = self.m.new_id(), self.m.new_id()
-        f.op("SelectionMerge", None, merge, 0)
+        f.op("SelectionMerge", None, merge, Control.NONE)
         f.op("Switch", None, selector, other, *[w for pc, lab in labels.items() for w in (pc, lab)])
         for pc, lab in labels.items():
             f.label(lab)
             if pc in blocks:
-                next_pc = self.emit_block(blocks[pc], active_for(pc), free)
+                outcome = self.emit_block(blocks[pc], active_for(pc), free)
                 if after is not None:
-                    after(blocks[pc], next_pc)
+                    after(blocks[pc], outcome)
             f.op("Branch", None, merge)
         f.label(other)
         if default is not None:
@@ -307,8 +301,8 @@ class Emitter:
             fn.finish()
         m = self.m
         entry_id = self.f.fid
-        m.emit_mixed("entry", "EntryPoint", 5, entry_id, "main", m.interface)
-        m.emit("mode", "ExecutionMode", entry_id, 17, *self.block)
+        m.emit_mixed("entry", "EntryPoint", ExecutionModel.GLCompute, entry_id, "main", m.interface)
+        m.emit("mode", "ExecutionMode", entry_id, ExecutionMode.LocalSize, *self.block)
         return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
                       len(self.program.insts))
 
@@ -322,7 +316,7 @@ class Emitter:
         f.label(header)
         cur = f.load(u32, i)
         go = f.op("ULessThan", bool_, cur, self.k(count))
-        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
         f.op("BranchConditional", None, go, block, merge)
         f.label(block)
         body(cur)
@@ -342,7 +336,7 @@ class Emitter:
         head, test, block, cont, merge = (m.new_id() for _ in range(5))
         f.op("Branch", None, head)
         f.label(head)
-        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
         f.op("Branch", None, test)
         f.label(test)
         f.op("BranchConditional", None, check(), block, merge)
@@ -371,7 +365,7 @@ class Emitter:
 
     def add_counters(self, turns) -> None:
         f, u32 = self.f, self.m.u32()
-        scope, sem = self.k(1), self.k(0)
+        scope, sem = self.k(Scope.Device), self.k(Sem.Relaxed)
         for index, var in ((abi.STEPS, self.steps), (abi.INSTRUCTIONS, self.executed)):
             f.op("AtomicIAdd", u32, self.ctrl_ptr(self.k(index)), scope, sem, f.load(u32, var))
         if turns is not None:
@@ -382,7 +376,7 @@ class Emitter:
 
 def _needs_uniform_flow(block: Block) -> bool:
     """Whether the block holds an instruction that may pass a workgroup barrier."""
-    return any(i.spec.role in ("collective", "sync") or i.mods & {"DIV", "CONV"} for i in block.insts)
+    return any(i.exchanges or i.waits for i in block.insts)
 
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,

@@ -6,6 +6,7 @@ whose bookkeeping (``ptr``, ``ld``, ``st``, ``atomic``, ``barrier``, ``mine``) i
 from __future__ import annotations
 
 from . import abi
+from .spirv_enums import GroupOperation, Scope
 
 WORDS = 3               # per warp and slot: lanes present, lanes whose predicate holds, reduction
 
@@ -47,7 +48,7 @@ class Collectives:
 
     def active(self, x):
         if x._active is None:
-            if x.en == self.e.block_active:
+            if x.en == x.out.active:
                 x._active = self.participants(x)
             elif self.e.warp_subgroups:
                 x._active = self._sg_ballot(x.en)
@@ -75,7 +76,7 @@ class Collectives:
         e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
         size = f.load(u32, m.builtin("SubgroupSize", u32))
         lane = f.load(u32, m.builtin("SubgroupLocalInvocationId", u32))
-        same = f.op("GroupNonUniformAll", bool_, e.k(3), f.op("IEqual", bool_, lane, e.lane))
+        same = f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), f.op("IEqual", bool_, lane, e.lane))
         bad = f.op("LogicalNot", bool_, f.op("LogicalAnd", bool_, f.op("IEqual", bool_, size, e.k(32)), same))
         e.record_status(abi.NOT_WARPS, bad, e.k(0))
         f.store(e.exited, bad)
@@ -83,12 +84,12 @@ class Collectives:
     def _sg_ballot(self, cond):
         """The lanes of this warp (= subgroup) where ``cond`` holds."""
         f, u32 = self.f, self.m.u32()
-        votes = f.op("GroupNonUniformBallot", self.v4, self.e.k(3), cond)
+        votes = f.op("GroupNonUniformBallot", self.v4, self.e.k(Scope.Subgroup), cond)
         return f.op("CompositeExtract", u32, votes, 0)
 
     def _sg_lane_value(self, x, value, lane):
         """``value`` as lane ``lane`` (an id) of this warp holds it; 0 where no such lane exists."""
-        got = self.f.op("GroupNonUniformShuffle", self.m.u32(), self.e.k(3), value, lane)
+        got = self.f.op("GroupNonUniformShuffle", self.m.u32(), self.e.k(Scope.Subgroup), value, lane)
         exists = x.cmp("ne", x.and_(x.shr(self.lanes, lane), x.k32(1)), x.k32(0), False)
         return x.sel(exists, got, x.k32(0))
 
@@ -120,7 +121,7 @@ class Collectives:
         if self.e.warp_subgroups:
             act, equal = self._sg_ballot(x.en), x.k32(0)
             for lane in range(32):
-                theirs = self.f.op("GroupNonUniformBroadcast", self.m.u32(), self.e.k(3), value, x.k32(lane))
+                theirs = self.f.op("GroupNonUniformBroadcast", self.m.u32(), self.e.k(Scope.Subgroup), value, x.k32(lane))
                 equal = x.or_(equal, x.sel(x.cmp("eq", theirs, value, False), x.k32(1 << lane), x.k32(0)))
             return x.and_(equal, act), act
         act, _, vbase, _ = self._exchange(x, x.en, value=value)
@@ -150,7 +151,7 @@ class Collectives:
         if self.e.warp_subgroups:
             group = {"AtomicIAdd": "GroupNonUniformIAdd", "AtomicOr": "GroupNonUniformBitwiseOr",
                      "AtomicXor": "GroupNonUniformBitwiseXor", "AtomicUMax": "GroupNonUniformUMax"}[into]
-            red = self.f.op(group, self.m.u32(), self.e.k(3), 0, x.sel(x.en, word, x.k32(0)))
+            red = self.f.op(group, self.m.u32(), self.e.k(Scope.Subgroup), GroupOperation.Reduce, x.sel(x.en, word, x.k32(0)))
         else:
             red = self._exchange(x, x.en, reduce=(into, word))[3]
         red = x.not_(red) if out == "not" else red

@@ -2,16 +2,16 @@
 
 Register writes are predicated (``select(en, new, old)``), so a block's code runs straight
 through for every thread of the workgroup and barriers stay in uniform control flow; only
-memory accesses sit inside ``if (en)``. Operations on constants are folded with the
-interpreter's arithmetic, so both back ends agree on what a constant expression is.
+memory accesses sit inside ``if (en)``. Operations on constants are folded with
+:mod:`translator.intops`, the interpreter's arithmetic, so both back ends agree on what a
+constant expression is.
 """
 from __future__ import annotations
 
 from . import abi
 from .errors import UnsupportedInstruction
-from .interp_ctx import ThreadCtx
-
-_FOLD = ThreadCtx.__new__(ThreadCtx)     # the interpreter's integer arithmetic, for folding
+from . import intops, regs
+from .spirv import GLSL
 
 _CMP = {("eq", False): "IEqual", ("ne", False): "INotEqual", ("lt", False): "ULessThan",
         ("le", False): "ULessThanEqual", ("gt", False): "UGreaterThan", ("ge", False): "UGreaterThanEqual",
@@ -21,12 +21,13 @@ _CMP = {("eq", False): "IEqual", ("ne", False): "INotEqual", ("lt", False): "ULe
 
 class SpirvCtx:
     """Ctx for one instruction of a block, for all threads at once (en = guard and turn)."""
-    __slots__ = ("e", "f", "m", "inst", "en", "u32", "u64", "bool", "_active", "known", "_k")
+    __slots__ = ("e", "f", "m", "inst", "en", "out", "u32", "u64", "bool", "_active", "known", "_k")
 
-    def __init__(self, e, inst, en):
+    def __init__(self, e, inst, en, out):
         m = e.m
         self.e, self.f, self.m, self.inst = e, e.f, m, inst
         self.en = en
+        self.out = out          # the block's Outcome: where its threads go next
         self.u32, self.u64, self.bool = m._u32, m._u64, m._bool
         self._active = None
         self.known = e.const_value
@@ -49,7 +50,7 @@ class SpirvCtx:
                 if a not in known:
                     break
             else:
-                r = getattr(_FOLD, fold)(*[known[a] for a in args])
+                r = getattr(intops, fold)(*[known[a] for a in args])
                 return self.kb(r) if t == self.bool else (self.k64(r) if t == self.u64 else self.k32(r))
         return self.f.op(opcode, t, *args)
 
@@ -57,7 +58,7 @@ class SpirvCtx:
     def read(self, o):
         e = self.e
         if o.kind in ("reg", "ureg"):
-            v = self.k32(0) if o.value == (255 if o.kind == "reg" else 63) else e.get(o.kind, o.value)
+            v = self.k32(0) if regs.is_zero(o) else e.get(o.kind, o.value)
         elif o.kind == "imm":
             return self.k32(~o.value if o.inv else o.value)
         elif o.kind == "cbank":
@@ -85,7 +86,7 @@ class SpirvCtx:
         return self.e.ctrl_load(index)
 
     def read64(self, o):
-        if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
+        if regs.writable(o):
             return self.join(self.e.get(o.kind, o.value), self.e.get(o.kind, o.value + 1))
         if o.kind == "cbank":
             return self.join(self._cbank(o, 0), self._cbank(o, 1))
@@ -94,7 +95,7 @@ class SpirvCtx:
         return self.zext(self.read(o))
 
     def readp(self, o):
-        v = self.kb(True) if o.value == 7 else self.e.get(o.kind, o.value)
+        v = self.kb(True) if regs.is_true(o) else self.e.get(o.kind, o.value)
         return self.bnot(v) if o.inv else v
 
     def _put(self, kind, n, t, v):
@@ -116,16 +117,16 @@ class SpirvCtx:
         return masked[1] if masked is not None and masked[0] == self.en else v
 
     def write(self, o, v):
-        if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
+        if regs.writable(o):
             self._put(o.kind, o.value, self.u32, v)
 
     def write64(self, o, v):
-        if o.kind in ("reg", "ureg") and o.value != (255 if o.kind == "reg" else 63):
+        if regs.writable(o):
             self._put(o.kind, o.value, self.u32, self.lo(v))
             self._put(o.kind, o.value + 1, self.u32, self.hi(v))
 
     def writep(self, o, v):
-        if o.value != 7:
+        if not regs.is_true(o):
             self._put(o.kind, o.value, self.bool, v)
 
     # ---------------------------------------------------------------- arithmetic
@@ -135,7 +136,7 @@ class SpirvCtx:
         known = self.known
         va, vb = known.get(a), known.get(b)
         if va is not None and vb is not None:
-            r = getattr(_FOLD, fold)(va, vb)
+            r = getattr(intops, fold)(va, vb)
             return self.kb(r) if t == self.bool else (self.k64(r) if t == self.u64 else self.k32(r))
         if absorbing is not None:
             if va is not None and va == absorbing:
@@ -193,12 +194,12 @@ class SpirvCtx:
 
     def msb(self, a, signed):
         if self._value(a) is not None:
-            return self.k32(_FOLD.msb(self._value(a), signed))
-        return self.f.op("ExtInst", self.u32, self.m.glsl(), 74 if signed else 75, a)
+            return self.k32(intops.msb(self._value(a), signed))
+        return self.f.op("ExtInst", self.u32, self.m.glsl(), GLSL["FindSMsb" if signed else "FindUMsb"], a)
 
     def cmp(self, op, a, b, signed):
         return self._op(_CMP[(op, signed)], self.bool, a, b, fold=None) if None in (self._value(a), self._value(b)) \
-            else self.kb(_FOLD.cmp(op, self._value(a), self._value(b), signed))
+            else self.kb(intops.cmp(op, self._value(a), self._value(b), signed))
 
     def sel(self, c, a, b):
         cv = self._value(c)
@@ -295,7 +296,6 @@ class SpirvCtx:
         f, f32 = self.f, self.m.f32()
         v = f.op("Bitcast", f32, a)
         op = {"rz": "Trunc", "rm": "Floor", "rp": "Ceil", "rn": "RoundEven"}[rounding]
-        from .spirv import GLSL
         r = f.op("ExtInst", f32, self.m.glsl(), GLSL[op], v)
         lo, hi = (0xCF000000, 0x4F000000) if signed else (0x00000000, 0x4F800000)   # -2^31, 2^31 | 0, 2^32
         too_low = f.op("FOrdLessThan", self.bool, r, self._f32(lo))
@@ -327,16 +327,18 @@ class SpirvCtx:
     def redux(self, op, value, signed): return self.e.warp.redux(self, op, value, signed)
 
     def jump(self, target, taken=None):
-        cond = self.en if taken is None else self.band(self.en, taken)
-        if self._value(cond) is True:
-            self.e.next_value = target
-        elif self._value(cond) is not False:
-            self.e.next_value = self.f.op("Select", self.u32, cond, target, self.e.next_value)
+        self.out.jump(self, target, self.en if taken is None else self.band(self.en, taken))
 
-    def exit(self): self.e.exit_threads(self.en)
+    def exit(self): self.end(self.en)
+
+    def end(self, cond):
+        """Threads where ``cond`` holds end here (EXIT, or a fault)."""
+        self.out.exit(cond)
+        self.e.exit_threads(cond)
 
     def yield_(self):
         f, bool_ = self.f, self.bool
+        self.out.yields = True
         f.store(self.e.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.e.yielded), self.en))
         self.e.warp.yield_(self)
     def bssy(self, barrier): self.e.warp.bssy(self, barrier)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from . import abi
 from .errors import UnsupportedInstruction
+from .spirv_enums import Control, Scope
+from .spirv_enums import MemorySemantics as Sem
 
 ATOMIC_OPCODES = {"add": "AtomicIAdd", "and": "AtomicAnd", "or": "AtomicOr", "xor": "AtomicXor",
                   "exch": "AtomicExchange", ("min", False): "AtomicUMin", ("min", True): "AtomicSMin",
@@ -80,7 +82,7 @@ class MemoryEmitter:
         fault = x.band(x.en, x.bnot(ok))
         if e.const_value.get(fault) is not False:
             e.record_status(abi.FAULT, fault, e.k(x.inst.pc), lo, hi)
-            e.exit_threads(fault)
+            x.end(fault)
         return x.band(x.en, ok)
 
     # ---------------------------------------------------------------- operations
@@ -106,7 +108,7 @@ class MemoryEmitter:
         f, u32 = self.f, self.m.u32()
         ok, index, shift, lo, hi = self._where(x, space, addr, nbytes)
         cond = self._guarded(x, ok, lo, hi)
-        scope = x.k32(1 if space == "global" else 2)
+        scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
         with f.if_(cond):
             if nbytes >= 4:
                 for w, v in enumerate(values):
@@ -114,8 +116,8 @@ class MemoryEmitter:
             else:
                 mask = x.k32((1 << 8 * nbytes) - 1)
                 ptr = self._ptr(space, index)
-                f.op("AtomicAnd", u32, ptr, scope, x.k32(0), x.not_(x.shl(mask, shift)))
-                f.op("AtomicOr", u32, ptr, scope, x.k32(0), x.shl(x.and_(values[0], mask), shift))
+                f.op("AtomicAnd", u32, ptr, scope, x.k32(Sem.Relaxed), x.not_(x.shl(mask, shift)))
+                f.op("AtomicOr", u32, ptr, scope, x.k32(Sem.Relaxed), x.shl(x.and_(values[0], mask), shift))
 
     def atomic(self, x, space, op, addr, value, compare, signed):
         f, u32 = self.f, self.m.u32()
@@ -124,16 +126,16 @@ class MemoryEmitter:
             raise UnsupportedInstruction(f"{x.inst.where}: atomic .{op.upper()} in '{x.inst.text}'", x.inst.opcode)
         ok, index, _, lo, hi = self._where(x, space, addr, 4)
         cond = self._guarded(x, ok, lo, hi)
-        scope = x.k32(1 if space == "global" else 2)
+        scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
         tmp = f.local(u32)
         with f.if_(cond):
             ptr = self._ptr(space, index)
             if op == "cas":
-                old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(0), x.k32(0), value, compare)
+                old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), value, compare)
             elif op in ("inc", "dec"):
                 old = self._cas_loop(x, ptr, scope, op, value)
             else:
-                old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(0), value)
+                old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(Sem.Relaxed), value)
             f.store(tmp, old)
         return f.load(u32, tmp)
 
@@ -143,12 +145,12 @@ class MemoryEmitter:
         seen = f.local(u32)
         done = f.local(bool_, None, m.const_bool(False))
         f.store(done, m.const_bool(False))
-        f.store(seen, f.op("AtomicLoad", u32, ptr, scope, x.k32(0)))
+        f.store(seen, f.op("AtomicLoad", u32, ptr, scope, x.k32(Sem.Relaxed)))
         header, body, cont, merge = (m.new_id() for _ in range(4))
         f.op("Branch", None, header)
         f.label(header)
         go = f.op("LogicalNot", bool_, f.load(bool_, done))
-        f.op("LoopMerge", None, merge, cont, 0)
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
         f.op("BranchConditional", None, go, body, merge)
         f.label(body)
         old = f.load(u32, seen)
@@ -157,7 +159,7 @@ class MemoryEmitter:
         else:
             wrap = x.bor(x.cmp("eq", old, x.k32(0), False), x.cmp("gt", old, limit, False))
             new = x.sel(wrap, limit, x.sub(old, x.k32(1)))
-        prev = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(0), x.k32(0), new, old)
+        prev = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), new, old)
         f.store(done, f.op("IEqual", bool_, prev, old))
         f.store(seen, f.op("Select", u32, f.load(bool_, done), old, prev))
         f.op("Branch", None, cont)

@@ -112,7 +112,7 @@ class Interpreter:
             t.new_pc = None
         for inst in block.insts:
             self.stats.instructions += len(parts)
-            if inst.spec.role == "sync":
+            if inst.waits:
                 schedule.sync_step(self, cta, inst, parts)
                 return
             self.execute(cta, inst, parts)
@@ -137,7 +137,7 @@ class Interpreter:
 
     def execute(self, cta: Cta, inst: Inst, parts: list[Thread]) -> None:
         oracle = None
-        if inst.spec.role == "collective" or inst.mods & {"DIV", "CONV"}:
+        if inst.exchanges:
             oracle = WarpOracle(cta.threads, parts)
             for t in cta.threads:   # first pass: what every lane offers (sources of SHFL too)
                 inst.spec.sem(self.ctx(cta, t, inst, oracle, gather=True), inst)

@@ -10,9 +10,9 @@ import math
 import struct
 from dataclasses import dataclass, field
 
+from . import intops, regs
 from .errors import TranslatorError, UnsupportedInstruction
-
-M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
+from .intops import M32, M64, s32
 
 
 class Fault(TranslatorError):
@@ -85,11 +85,6 @@ def _f2i(f: float, signed: bool, rounding: str) -> int:
     return max(lo, min(hi, n)) & M32
 
 
-def _s32(v: int) -> int:
-    v &= M32
-    return v - (1 << 32) if v >> 31 else v
-
-
 class WarpOracle:
     """Answers the collectives of one instruction from what all lanes offered."""
 
@@ -144,7 +139,7 @@ def _redux(op: str, values: list[int], signed: bool) -> int:
     if op == "sum":
         return sum(values) & M32
     if op in ("min", "max"):
-        key = _s32 if signed else (lambda v: v)
+        key = s32 if signed else (lambda v: v)
         return (min if op == "min" else max)(values, key=key) & M32
     acc = {"and": M32, "or": 0, "xor": 0}[op]
     for v in values:
@@ -189,9 +184,9 @@ class ThreadCtx:
 
     def read(self, o) -> int:
         if o.kind == "reg":
-            v = 0 if o.value == 255 else self.t.r[o.value]
+            v = 0 if regs.is_zero(o) else self.t.r[o.value]
         elif o.kind == "ureg":
-            v = 0 if o.value == 63 else self.t.ur[o.value]
+            v = 0 if regs.is_zero(o) else self.t.ur[o.value]
         elif o.kind == "imm":
             return (~o.value if o.inv else o.value) & M32
         elif o.kind == "cbank":
@@ -202,7 +197,7 @@ class ThreadCtx:
             raise UnsupportedInstruction(f"{self.inst.where}: operand {o.text} of {self.inst.opcode}",
                                          self.inst.opcode)
         if o.abs:
-            v = (-_s32(v)) & M32 if v >> 31 else v
+            v = (-s32(v)) & M32 if v >> 31 else v
         if o.neg:
             v = -v & M32
         if o.inv:
@@ -211,9 +206,9 @@ class ThreadCtx:
 
     def read64(self, o) -> int:
         if o.kind == "reg":
-            return 0 if o.value == 255 else self.t.r[o.value] | self.t.r[o.value + 1] << 32
+            return 0 if regs.is_zero(o) else self.t.r[o.value] | self.t.r[o.value + 1] << 32
         if o.kind == "ureg":
-            return 0 if o.value == 63 else self.t.ur[o.value] | self.t.ur[o.value + 1] << 32
+            return 0 if regs.is_zero(o) else self.t.ur[o.value] | self.t.ur[o.value + 1] << 32
         if o.kind == "cbank":
             return self._cbank(o, 8)
         if o.kind == "imm":
@@ -251,74 +246,22 @@ class ThreadCtx:
         return (not v) if o.inv else v
 
     def write(self, o, v) -> None:
-        if not self.en or self.gather:
-            return
-        if o.kind == "reg" and o.value != 255:
-            self.t.r[o.value] = v & M32
-        elif o.kind == "ureg" and o.value != 63:
-            self.t.ur[o.value] = v & M32
+        if self.en and not self.gather and regs.writable(o):
+            (self.t.r if o.kind == "reg" else self.t.ur)[o.value] = v & M32
 
     def write64(self, o, v) -> None:
-        if not self.en or self.gather:
-            return
-        regs = self.t.r if o.kind == "reg" else self.t.ur
-        zero = 255 if o.kind == "reg" else 63
-        if o.value != zero:
-            regs[o.value], regs[o.value + 1] = v & M32, (v >> 32) & M32
+        if self.en and not self.gather and regs.writable(o):
+            words = self.t.r if o.kind == "reg" else self.t.ur
+            words[o.value], words[o.value + 1] = v & M32, (v >> 32) & M32
 
     def writep(self, o, v) -> None:
-        if not self.en or self.gather or o.value == 7:
+        if not self.en or self.gather or regs.is_true(o):
             return
         (self.t.up if o.kind == "upred" else self.t.p)[o.value] = bool(v)
 
-    # arithmetic
-    def add(self, a, b): return (a + b) & M32
-    def sub(self, a, b): return (a - b) & M32
-    def mul(self, a, b): return (a * b) & M32
-    def and_(self, a, b): return a & b
-    def or_(self, a, b): return a | b
-    def xor(self, a, b): return a ^ b
-    def not_(self, a): return ~a & M32
-    def shl(self, a, n): return (a << n) & M32 if n < 32 else 0
-    def shr(self, a, n): return a >> n if n < 32 else 0
-    def sar(self, a, n): return (_s32(a) >> min(n, 31)) & M32
-    def popc(self, a): return bin(a).count("1")
-    def brev(self, a): return int(f"{a:032b}"[::-1], 2)
-
-    def msb(self, a, signed):
-        if signed and a >> 31:
-            a = ~a & M32
-        return a.bit_length() - 1 & M32 if a else M32
-
-    def cmp(self, op, a, b, signed):
-        if signed:
-            a, b = _s32(a), _s32(b)
-        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
-
-    def sel(self, c, a, b): return a if c else b
-    def band(self, a, b): return a and b
-    def bor(self, a, b): return a or b
-    def bxor(self, a, b): return a != b
-    def bnot(self, a): return not a
-    def selb(self, c, a, b): return a if c else b
-    def b2v(self, a): return 1 if a else 0
-    def zext(self, a): return a
-    def sext(self, a): return _s32(a) & M64
-    def lo(self, a): return a & M32
-    def hi(self, a): return (a >> 32) & M32
-    def join(self, lo, hi): return lo | hi << 32
-    def add64(self, a, b): return (a + b) & M64
-    def mul64(self, a, b): return (a * b) & M64
-    def shl64(self, a, n): return (a << n) & M64 if n < 64 else 0
-    def shr64(self, a, n): return a >> n if n < 64 else 0
-
-    def sar64(self, a, n):
-        s = a - (1 << 64) if a >> 63 else a
-        return (s >> min(n, 63)) & M64
-
     # float conversions
     def i2f(self, a, signed, rounding):
-        return _i2f(_s32(a) if signed else a, rounding)
+        return _i2f(s32(a) if signed else a, rounding)
 
     def f2i(self, a, signed, rounding):
         return _f2i(_f32(a), signed, rounding)
@@ -370,7 +313,7 @@ class ThreadCtx:
             return 0
         buf, off = self._locate(space, addr, 4, "atomic")
         old = struct.unpack_from("<I", buf, off)[0]
-        key = _s32 if signed else (lambda v: v)
+        key = s32 if signed else (lambda v: v)
         new = {"add": lambda: old + value, "and": lambda: old & value, "or": lambda: old | value,
                "xor": lambda: old ^ value, "exch": lambda: value,
                "min": lambda: min(old, value, key=key), "max": lambda: max(old, value, key=key),
@@ -427,3 +370,9 @@ class ThreadCtx:
     def warpsync(self, mask): self.request = ("warpsync", mask)
     def bar(self, kind, barrier, count, pred): self.request = ("bar", kind, barrier, count, pred)
     def bar_result(self): return self.t.bar_result
+
+
+# the arithmetic is intops' (the emitter folds constants with the same functions)
+for _name in intops.OPERATIONS:
+    setattr(ThreadCtx, _name, staticmethod(getattr(intops, _name)))
+del _name

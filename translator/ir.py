@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import ops
+from . import ops, regs
 from .errors import ProgramError, SassSyntaxError, UnsupportedInstruction
 from .sass import Operand, RawInstruction, Section, parse_listing
-
-TARGET_OPS = ("BRA", "CALL", "BSSY", "RET")
-
 
 @dataclass(frozen=True)
 class Inst:
@@ -19,6 +16,7 @@ class Inst:
     opcode: str
     base: str
     mods: frozenset[str]
+    mod_list: tuple[str, ...]       # the modifiers in the listing's order (F2F.F16.F32 is not F2F.F32.F16)
     guard: Operand | None
     ops: tuple[Operand, ...]
     target: int | None
@@ -34,6 +32,19 @@ class Inst:
     @property
     def next_pc(self) -> int:
         return self.pc + 16
+
+    # what the opcode table says of this instruction, with its modifiers
+    waits = property(lambda self: self.spec.waits is not None)
+    exchanges = property(lambda self: self.spec.exchanges(self.mods))
+    tests_divergence = property(lambda self: self.spec.tests_divergence(self.mods))
+    rereads_memory = property(lambda self: self.spec.rereads(self.mods))
+    quiet = property(lambda self: self.spec.quiet(self.mods))
+
+    @property
+    def conditional(self) -> bool:
+        """Whether it may or may not take effect, thread by thread: a guard, a predicate operand,
+        or a test of divergence."""
+        return self.guard is not None or any(o.kind in ("pred", "upred") for o in self.ops) or self.tests_divergence
 
 
 @dataclass(frozen=True)
@@ -51,7 +62,7 @@ class Block:
         """Whether no other thread can observe or affect how this block runs: no collective,
         no waiting, no shared memory, atomics or strong (volatile) loads. In turns mode a
         thread runs quiet blocks on its own, between turns."""
-        return all(_quiet(i) for i in self.insts)
+        return all(i.quiet for i in self.insts)
 
 
 @dataclass
@@ -73,19 +84,19 @@ class Program:
         """A YIELD/NANOSLEEP, or a loop that re-reads memory another thread may write:
         shared loads, strong (volatile) global loads or atomics between a backward branch
         and its target."""
-        if any(i.base in ("YIELD", "NANOSLEEP") for i in self.insts):
+        if any(i.spec.yields for i in self.insts):
             return True
         for branch in self.insts:
-            if branch.base == "BRA" and branch.target is not None and branch.target <= branch.pc:
+            if branch.spec.flow == "jump" and branch.target is not None and branch.target <= branch.pc:
                 body = (i for i in self.insts if branch.target <= i.pc <= branch.pc)
-                if any(_rereads_memory(i) for i in body):
+                if any(i.rereads_memory for i in body):
                     return True
         return False
 
     @property
     def uses_shared(self) -> bool:
         """Whether an instruction reads or writes shared memory."""
-        return any(getattr(i.spec.sem, "space", None) == "shared" for i in self.insts)
+        return any(i.spec.space == "shared" for i in self.insts)
 
     @property
     def mode(self) -> str:
@@ -96,7 +107,7 @@ class Program:
         """The blocks control can reach from the entry (padding NOPs and the closing
         self-branch are not emitted). A return goes to the instruction after a CALL."""
         seen, todo = set(), [self.entry]
-        returns = [i.next_pc for i in self.insts if i.base == "CALL"]
+        returns = [i.next_pc for i in self.insts if i.spec.flow == "call"]
         while todo:
             pc = todo.pop()
             if pc in seen or pc not in self.blocks:
@@ -108,27 +119,16 @@ class Program:
 
 def _successors(block: Block, returns: list[int]) -> list[int]:
     last = block.insts[-1]
-    conditional = last.guard is not None or any(o.kind in ("pred", "upred") for o in last.ops)
-    if last.base == "EXIT":
-        return [last.next_pc] if last.guard is not None else []
-    if last.base == "RET":
-        return returns + ([last.next_pc] if last.guard is not None else [])
-    if last.base in ("BRA", "CALL"):
-        falls = conditional or last.base == "CALL" or last.mods & {"DIV", "CONV"}
+    guarded = [last.next_pc] if last.guard is not None else []
+    flow = last.spec.flow
+    if flow == "exit":
+        return guarded
+    if flow == "return":
+        return returns + guarded
+    if flow in ("jump", "call"):
+        falls = flow == "call" or last.conditional
         return [last.target] + ([last.next_pc] if falls else [])
     return [last.next_pc]
-
-
-def _quiet(i: "Inst") -> bool:
-    if i.spec.turns or i.spec.role in ("collective", "sync") or i.mods & {"DIV", "CONV"}:
-        return False
-    if i.spec.role == "memory":
-        return i.base in ("LDG", "STG", "LD", "ST") and "STRONG" not in i.mods
-    return i.base not in ("BREAK", "YIELD", "NANOSLEEP")
-
-
-def _rereads_memory(i: "Inst") -> bool:
-    return i.base in ("LDS", "ATOMS", "ATOMG", "ATOM") or (i.base in ("LDG", "LD") and "STRONG" in i.mods)
 
 
 def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
@@ -146,15 +146,15 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
     if raw.guard:
         neg = raw.guard.startswith("!")
         name = raw.guard.lstrip("!")
-        guard = Operand("upred" if name.startswith("UP") else "pred", raw.guard, name=name,
-                        value=7 if name.endswith("T") else int(name[-1]), inv=neg)
-    target = _target(raw, base, labels, where)
-    return Inst(raw.pc, raw.opcode, base, frozenset(mods), guard, raw.operands, target, spec,
+        kind, value = regs.CONSTANT.get(name) or ("upred" if name.startswith("UP") else "pred", int(name[-1]))
+        guard = Operand(kind, raw.guard, name=name, value=value, inv=neg)
+    target = _target(raw, spec, labels, where)
+    return Inst(raw.pc, raw.opcode, base, frozenset(mods), tuple(mods), guard, raw.operands, target, spec,
                 raw.text, raw.file, raw.line)
 
 
-def _target(raw: RawInstruction, base: str, labels: dict[str, int], where: str) -> int | None:
-    if base not in TARGET_OPS:
+def _target(raw: RawInstruction, spec: ops.OpSpec, labels: dict[str, int], where: str) -> int | None:
+    if spec.target is None:
         return None
     for o in raw.operands:
         if o.kind == "label":
@@ -164,7 +164,7 @@ def _target(raw: RawInstruction, base: str, labels: dict[str, int], where: str) 
     for o in reversed(raw.operands):      # cuobjdump prints targets as addresses
         if o.kind == "imm":
             return o.value
-    if base == "RET":
+    if spec.target == "offset":
         return 0
     raise ProgramError(f"{where}: {raw.opcode} without a target in '{raw.text}'")
 
@@ -173,11 +173,11 @@ def split_blocks(insts: list[Inst], entry: int) -> dict[int, Block]:
     """Cut the program where control can enter or leave, and around instructions that wait."""
     leaders = {entry}
     for i in insts:
-        if i.target is not None and i.base != "RET":
+        if i.spec.target == "pc":
             leaders.add(i.target)
         if i.spec.ends_block:
             leaders.add(i.next_pc)
-        if i.spec.role == "sync":
+        if i.waits:
             leaders.add(i.pc)
     blocks: dict[int, Block] = {}
     run: list[Inst] = []
@@ -201,7 +201,7 @@ def build_program(section: Section, name: str | None = None) -> Program:
         raise ProgramError(f"kernel {section.name}: no instructions")
     pcs = {i.pc for i in insts}
     for i in insts:
-        if i.target is not None and i.base != "RET" and i.target not in pcs:
+        if i.spec.target == "pc" and i.target not in pcs:
             raise ProgramError(f"{i.where}: target {i.target:#x} is outside kernel {section.name}")
     entry = insts[0].pc
     return Program(name or section.name, insts, split_blocks(insts, entry), entry)

@@ -2,8 +2,9 @@
 interpreter and the SPIR-V emitter alike.
 
 An entry names the semantics function (written once against :class:`translator.ctx.Ctx`),
-the instruction's role for the scheduler, and the modifiers it accepts. Anything not here
-is UNSUPPORTED, with its opcode named.
+the modifiers it accepts, and its properties (control flow, memory, what it takes from the
+other lanes, whether it waits or yields). Anything not here is UNSUPPORTED, with its opcode
+named. See README.md, "Adding an opcode".
 """
 from __future__ import annotations
 
@@ -16,24 +17,62 @@ from . import sem_mem as mem
 from . import sem_warp as warp
 
 
+FLOWS = ("next", "jump", "call", "return", "exit")
+WAIT_RULES = ("bsync", "warpsync", "bar")       # see translator.schedule
+LANE_USES = ("mask", "values", "reduce")
+
+
 @dataclass(frozen=True)
 class OpSpec:
-    """How one mnemonic behaves.
-
-    role: "alu" | "memory" | "collective" | "branch" | "exit" | "sync" | "nop"
-      - branch/exit end a basic block;
-      - sync (BSYNC, WARPSYNC, BAR) make a block of their own: a thread may wait there;
-      - collective and sync force the turns mode (the workgroup steps together).
-    """
+    """How one mnemonic behaves: its semantics, the modifiers it accepts, and its properties
+    as data, which the IR, the scheduler, the interpreter and the emitter ask instead of
+    mnemonics. A property that depends on modifiers is a method taking them."""
     name: str
     sem: Callable
-    role: str = "alu"
     mods: frozenset[str] = frozenset()
-    turns: bool = False          # its presence makes the program run in turns
+    flow: str = "next"            # how control leaves it: one of FLOWS
+    target: str | None = None     # "pc": a label or address operand (BRA, CALL, BSSY);
+                                  # "offset": added to a register (RET)
+    space: str | None = None      # memory it accesses: "global" | "shared"
+    access: str | None = None     # "load" | "store" | "atomic" (returns the old value) | "reduce"
+    lanes: str | None = None      # what it takes from the other lanes of its warp: one of LANE_USES
+    lanes_if: frozenset[str] = frozenset()  # ... only with one of these modifiers (BRA.DIV/.CONV)
+    waits: str | None = None      # a thread may wait here, by this rule (WAIT_RULES): a block of its own
+    yields: bool = False          # lets the other threads move (YIELD, NANOSLEEP)
+    region: bool = False          # enters, leaves or syncs a convergence region Bx (BSSY, BREAK, BSYNC)
+    turns: bool = False           # its presence makes the program run in turns
+
+    def __post_init__(self):
+        assert self.flow in FLOWS and self.waits in (None, *WAIT_RULES) and self.lanes in (None, *LANE_USES), self
 
     @property
     def ends_block(self) -> bool:
-        return self.role in ("branch", "exit", "sync")
+        """Control may leave here, or a thread may wait here."""
+        return self.flow != "next" or self.waits is not None
+
+    def tests_divergence(self, mods: frozenset[str]) -> bool:
+        """Whether it asks if its lanes have diverged (BRA.DIV, BRA.CONV)."""
+        return bool(self.lanes_if & mods)
+
+    def exchanges(self, mods: frozenset[str]) -> bool:
+        """Whether it needs what the other lanes of its warp hold or do (collectives, BSSY's
+        mask, BRA.DIV/.CONV): every lane of the workgroup must run it in one turn."""
+        return self.lanes is not None and (not self.lanes_if or self.tests_divergence(mods))
+
+    def visible(self, mods: frozenset[str]) -> bool:
+        """Whether another thread may see its memory access or change what it reads: shared
+        memory, atomics, and strong (volatile) global accesses."""
+        return self.space is not None and (self.space == "shared" or self.access in ("atomic", "reduce")
+                                           or "STRONG" in mods)
+
+    def rereads(self, mods: frozenset[str]) -> bool:
+        """Whether it reads memory another thread may write (a loop around it may spin)."""
+        return self.access in ("load", "atomic") and self.visible(mods)
+
+    def quiet(self, mods: frozenset[str]) -> bool:
+        """Whether no other thread can observe or affect it (see ir.Block.quiet)."""
+        return not (self.turns or self.waits or self.yields or self.region or self.exchanges(mods)
+                    or self.visible(mods))
 
 
 _CMP = {"EQ", "NE", "LT", "LE", "GT", "GE", "U32", "AND", "OR", "XOR", "EX"}
@@ -42,62 +81,69 @@ _MEMORY = {"E", "U8", "S8", "U16", "S16", "64", "128", "STRONG", "GPU", "SYS", "
 _ATOMIC = _MEMORY | set(mem.ATOMIC_NAMES) | {"S32", "U32"}
 
 
-def _t(name, sem, role="alu", mods=(), turns=False):
-    return OpSpec(name, sem, role, frozenset(mods), turns)
+def _t(name, sem, mods=(), **props) -> OpSpec:
+    return OpSpec(name, sem, frozenset(mods), **props)
+
+
+def _mem(name, make_sem, space, access, mods) -> OpSpec:
+    """A memory instruction: its semantics made for its space (atomics: returning or not)."""
+    sem = make_sem(space, access == "atomic") if access in ("atomic", "reduce") else make_sem(space)
+    return _t(name, sem, mods, space=space, access=access)
 
 
 TABLE: dict[str, OpSpec] = {o.name: o for o in [
     # moves, constants, special registers
     _t("MOV", alu.mov), _t("UMOV", alu.mov), _t("R2UR", alu.mov), _t("S2R", alu.mov),
-    _t("S2UR", alu.mov), _t("CS2R", alu.cs2r, mods={"32"}), _t("ULDC", alu.ldc, mods={"64", "U32"}),
-    _t("LDC", alu.ldc, mods={"64", "U32"}),
+    _t("S2UR", alu.mov), _t("CS2R", alu.cs2r, {"32"}), _t("ULDC", alu.ldc, {"64", "U32"}),
+    _t("LDC", alu.ldc, {"64", "U32"}),
     # integer arithmetic
-    _t("IMAD", alu.imad, mods={"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
-    _t("UIMAD", alu.imad, mods={"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
-    _t("IADD3", alu.iadd3, mods={"X"}), _t("UIADD3", alu.iadd3, mods={"X"}),
-    _t("LEA", alu.lea, mods={"HI", "X", "SX32"}), _t("ULEA", alu.lea, mods={"HI", "X", "SX32"}),
-    _t("IMNMX", alu.imnmx, mods={"U32"}), _t("IABS", alu.iabs), _t("SGXT", alu.sgxt, mods={"U32", "W"}),
+    _t("IMAD", alu.imad, {"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
+    _t("UIMAD", alu.imad, {"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
+    _t("IADD3", alu.iadd3, {"X"}), _t("UIADD3", alu.iadd3, {"X"}),
+    _t("LEA", alu.lea, {"HI", "X", "SX32"}), _t("ULEA", alu.lea, {"HI", "X", "SX32"}),
+    _t("IMNMX", alu.imnmx, {"U32"}), _t("IABS", alu.iabs), _t("SGXT", alu.sgxt, {"U32", "W"}),
     # logic, shifts, bits
-    _t("LOP3", alu.lop3, mods={"LUT"}), _t("ULOP3", alu.lop3, mods={"LUT"}),
-    _t("PLOP3", alu.plop3, mods={"LUT"}), _t("UPLOP3", alu.plop3, mods={"LUT"}),
-    _t("SHF", alu.shf, mods={"L", "R", "W", "U32", "S32", "U64", "S64", "HI"}),
-    _t("USHF", alu.shf, mods={"L", "R", "W", "U32", "S32", "U64", "S64", "HI"}),
-    _t("ISETP", alu.isetp, mods=_CMP), _t("UISETP", alu.isetp, mods=_CMP),
+    _t("LOP3", alu.lop3, {"LUT"}), _t("ULOP3", alu.lop3, {"LUT"}),
+    _t("PLOP3", alu.plop3, {"LUT"}), _t("UPLOP3", alu.plop3, {"LUT"}),
+    _t("SHF", alu.shf, {"L", "R", "W", "U32", "S32", "U64", "S64", "HI"}),
+    _t("USHF", alu.shf, {"L", "R", "W", "U32", "S32", "U64", "S64", "HI"}),
+    _t("ISETP", alu.isetp, _CMP), _t("UISETP", alu.isetp, _CMP),
     _t("SEL", alu.sel), _t("USEL", alu.sel), _t("PRMT", alu.prmt), _t("UPRMT", alu.prmt),
     _t("POPC", alu.popc), _t("UPOPC", alu.popc), _t("BREV", alu.brev), _t("UBREV", alu.brev),
-    _t("FLO", alu.flo, mods={"U32", "S32", "SH"}), _t("UFLO", alu.flo, mods={"U32", "S32", "SH"}),
+    _t("FLO", alu.flo, {"U32", "S32", "SH"}), _t("UFLO", alu.flo, {"U32", "S32", "SH"}),
     # the float conversions around integer division
-    _t("I2F", flt.i2f, mods={"U32", "S32", "RN", "RP", "RM", "RZ", "F32"}),
-    _t("F2I", flt.f2i, mods={"U32", "S32", "FTZ", "NTZ", "TRUNC", "FLOOR", "CEIL", "RN"}),
-    _t("MUFU", flt.mufu, mods={"RCP", "RSQ", "EX2", "LG2", "SIN", "COS", "SQRT", "RCP64H"}),
+    _t("I2F", flt.i2f, {"U32", "S32", "RN", "RP", "RM", "RZ", "F32"}),
+    _t("F2I", flt.f2i, {"U32", "S32", "FTZ", "NTZ", "TRUNC", "FLOOR", "CEIL", "RN"}),
+    _t("MUFU", flt.mufu, {"RCP", "RSQ", "EX2", "LG2", "SIN", "COS", "SQRT", "RCP64H"}),
     # memory
-    _t("LDG", mem.load("global"), "memory", _MEMORY), _t("STG", mem.store("global"), "memory", _MEMORY),
-    _t("LD", mem.load("global"), "memory", _MEMORY), _t("ST", mem.store("global"), "memory", _MEMORY),
-    _t("LDS", mem.load("shared"), "memory", _MEMORY), _t("STS", mem.store("shared"), "memory", _MEMORY),
-    _t("ATOMS", mem.atomic("shared", True), "memory", _ATOMIC),
-    _t("ATOMG", mem.atomic("global", True), "memory", _ATOMIC),
-    _t("ATOM", mem.atomic("global", True), "memory", _ATOMIC),
-    _t("RED", mem.atomic("global", False), "memory", _ATOMIC),
+    _mem("LDG", mem.load, "global", "load", _MEMORY), _mem("STG", mem.store, "global", "store", _MEMORY),
+    _mem("LD", mem.load, "global", "load", _MEMORY), _mem("ST", mem.store, "global", "store", _MEMORY),
+    _mem("LDS", mem.load, "shared", "load", _MEMORY), _mem("STS", mem.store, "shared", "store", _MEMORY),
+    _mem("ATOMS", mem.atomic, "shared", "atomic", _ATOMIC),
+    _mem("ATOMG", mem.atomic, "global", "atomic", _ATOMIC),
+    _mem("ATOM", mem.atomic, "global", "atomic", _ATOMIC),
+    _mem("RED", mem.atomic, "global", "reduce", _ATOMIC),
     # warp collectives
-    _t("VOTE", warp.vote, "collective", {"ALL", "ANY", "EQ"}, True),
-    _t("VOTEU", warp.vote, "collective", {"ALL", "ANY", "EQ"}, True),
-    _t("SHFL", warp.shfl, "collective", set(warp.SHFL_NAMES), True),
-    _t("MATCH", warp.match, "collective", {"ANY", "ALL", "U32", "U64"}, True),
-    _t("REDUX", warp.redux, "collective", set(warp.REDUX_NAMES) | {"S32"}, True),
+    _t("VOTE", warp.vote, {"ALL", "ANY", "EQ"}, lanes="mask", turns=True),
+    _t("VOTEU", warp.vote, {"ALL", "ANY", "EQ"}, lanes="mask", turns=True),
+    _t("SHFL", warp.shfl, set(warp.SHFL_NAMES), lanes="values", turns=True),
+    _t("MATCH", warp.match, {"ANY", "ALL", "U32", "U64"}, lanes="values", turns=True),
+    _t("REDUX", warp.redux, set(warp.REDUX_NAMES) | {"S32"}, lanes="reduce", turns=True),
     # control flow and convergence
-    _t("BRA", warp.bra, "branch", {"U", "DIV", "CONV", "INC", "DEC"}),
-    _t("CALL", warp.call, "branch", {"REL", "ABS", "NOINC"}),
-    _t("RET", warp.ret, "branch", {"REL", "ABS", "NODEC"}),
-    _t("EXIT", warp.exit_, "exit"),
-    _t("BSSY", warp.bssy, "collective"),
-    _t("BSYNC", warp.bsync, "sync"),
-    _t("BREAK", warp.brk, "alu"),
-    _t("WARPSYNC", warp.warpsync, "sync", {"ALL", "EXCLUSIVE"}, True),
-    _t("BAR", warp.bar, "sync", {"SYNC", "DEFER_BLOCKING", "ARV", "RED", "POPC", "AND", "OR"}, True),
-    _t("B2R", warp.b2r, "alu", {"RESULT"}, True),
-    _t("YIELD", warp.yield_, "alu"), _t("NANOSLEEP", warp.yield_, "alu", {"SYNCS"}),
+    _t("BRA", warp.bra, {"U", "DIV", "CONV", "INC", "DEC"}, lanes="mask", lanes_if=frozenset({"DIV", "CONV"}),
+       flow="jump", target="pc"),
+    _t("CALL", warp.call, {"REL", "ABS", "NOINC"}, flow="call", target="pc"),
+    _t("RET", warp.ret, {"REL", "ABS", "NODEC"}, flow="return", target="offset"),
+    _t("EXIT", warp.exit_, flow="exit"),
+    _t("BSSY", warp.bssy, target="pc", lanes="mask", region=True),
+    _t("BSYNC", warp.bsync, waits="bsync", region=True),
+    _t("BREAK", warp.brk, region=True),
+    _t("WARPSYNC", warp.warpsync, {"ALL", "EXCLUSIVE"}, waits="warpsync", turns=True),
+    _t("BAR", warp.bar, {"SYNC", "DEFER_BLOCKING", "ARV", "RED", "POPC", "AND", "OR"}, waits="bar", turns=True),
+    _t("B2R", warp.b2r, {"RESULT"}, turns=True),
+    _t("YIELD", warp.yield_, yields=True), _t("NANOSLEEP", warp.yield_, {"SYNCS"}, yields=True),
     # no effect on results
-    *(_t(n, alu.nop, "nop", _MEMORY | {"SC", "ALL", "IVALL", "IVALLP", "WB"}) for n in (
+    *(_t(n, alu.nop, _MEMORY | {"SC", "ALL", "IVALL", "IVALLP", "WB"}) for n in (
         "NOP", "MEMBAR", "ERRBAR", "CCTL", "DEPBAR", "FENCE", "CGAERRBAR")),
 ]}
 

@@ -14,8 +14,8 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 
-ZERO_REGISTER = {"reg": 255, "ureg": 63}      # RZ / SRZ and URZ: read as 0, writes dropped
-TRUE_PREDICATE = 7                            # PT / UPT
+from . import regs
+
 
 
 @dataclass(frozen=True)
@@ -168,9 +168,9 @@ def register(tok: str, name: str, suffix_text: str = "", neg=False, inv=False, a
     if kind == "pr":
         return Operand(kind, tok, name=name)
     if name in ("RZ", "SRZ", "URZ"):
-        value = ZERO_REGISTER[kind]
+        value = regs.ZERO[kind]
     elif name in ("PT", "UPT"):
-        value = TRUE_PREDICATE
+        value = regs.PT
     else:
         value = int(name.lstrip("URPSB"))
     return Operand(kind, tok, name=name, value=value, neg=neg, inv=inv, abs=abs, suffix=suffix)
@@ -232,5 +232,5 @@ def _cbank(tok: str, t: str, deco: dict) -> Operand:
                    offset=offset, suffix=suffix, **deco)
 
 
-__all__ = ["Malformed", "Operand", "TRUE_PREDICATE", "ZERO_REGISTER", "clear_caches", "float_immediate",
+__all__ = ["Malformed", "Operand", "clear_caches", "float_immediate",
            "parse_operand", "parse_operands", "register", "split_operands"]

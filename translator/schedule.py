@@ -82,15 +82,15 @@ def sync_step(m, cta, inst, parts) -> None:
         ctx = m.ctx(cta, t, inst, None)
         inst.spec.sem(ctx, inst)
         requests.append((t, ctx.en, ctx.request))
-    kind = inst.base
-    if kind == "BAR":
+    rule = inst.spec.waits
+    if rule == "bar":
         _bar(cta, inst, requests)
         return
-    decide = _bsync_passes if kind == "BSYNC" else _warpsync_passes
+    decide = _bsync_passes if rule == "bsync" else _warpsync_passes
     verdicts = [(t, en, req, (not en) or decide(m.program.blocks, cta, inst, t, req)) for t, en, req in requests]
     for t, en, req, passed in verdicts:
         if passed:
-            if kind == "BSYNC" and en:       # it has left the region: nobody waits for it there
+            if rule == "bsync" and en:       # it has left the region: nobody waits for it there
                 key = (t.warp, req[1])
                 cta.brk[key] = cta.brk.get(key, 0) | 1 << t.lane
                 cta.yielding[t.warp] = cta.yielding.get(t.warp, 0) & ~(1 << t.lane)
@@ -106,7 +106,7 @@ def _bsync_passes(blocks, cta, inst, t, request) -> bool:
 
 def _is_warpsync(blocks, pc) -> bool:
     block = blocks.get(pc)
-    return block is not None and block.insts[0].base == "WARPSYNC"
+    return block is not None and block.insts[0].spec.waits == "warpsync"
 
 
 def _warpsync_passes(blocks, cta, inst, t, request) -> bool:

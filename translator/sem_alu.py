@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from . import regs
 from .ctx import Ctx
 from .errors import UnsupportedInstruction
 
@@ -182,7 +183,7 @@ def lop3(x: Ctx, i):
     ops = list(i.ops)
     pdst = ops.pop(0) if ops[0].kind in PRED_KINDS else None
     d, a, b, c, lut = ops[:5]
-    if len(ops) > 5 and not (ops[5].name in ("PT", "UPT") and ops[5].inv):
+    if len(ops) > 5 and not (regs.is_true(ops[5]) and ops[5].inv):
         raise unsupported(i, "a predicate input other than !PT")
     r = lut3(x, lut.value, x.read(a), x.read(b), x.read(c), boolean=False)
     x.write(d, r)
@@ -311,7 +312,7 @@ def sgxt(x: Ctx, i):
 
 
 def cs2r(x: Ctx, i):
-    zero = i.ops[1].name in ("RZ", "SRZ")
+    zero = regs.is_zero(i.ops[1])
     if not zero or "32" in i.mods:
         if zero:
             x.write(i.ops[0], x.k32(0))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from . import regs
 from .ctx import Ctx
-from .sass_operands import ZERO_REGISTER
 from .sem_alu import PRED_KINDS, unsupported
 
 WIDTHS = {"U8": (1, False), "S8": (1, True), "U16": (2, False), "S16": (2, True),
@@ -24,7 +24,7 @@ def address(x: Ctx, i, o, space: str):
     """The address an operand like ``[R2.64+0x10]`` or ``[R7.X4+0x200]`` names."""
     if o.kind != "mem":
         raise unsupported(i, f"expected an address, got {o.text}")
-    if o.index is not None and o.index.value != ZERO_REGISTER[o.index.kind]:
+    if o.index is not None and not regs.is_zero(o.index):
         raise unsupported(i, f"address with an index register {o.text}")
     base = o.base
     pair = space == "global" and (base is None or "64" in o.suffix or "E" in i.mods)
@@ -47,13 +47,13 @@ def _write_words(x: Ctx, d, words):
         x.write(d, words[0])
         return
     for k, w in enumerate(words):
-        x.write(replace(d, value=d.value + k if d.value != 255 else 255), w)
+        x.write(replace(d, value=regs.pair_word(d, k)), w)
 
 
 def _read_words(x: Ctx, s, n):
     if n == 1:
         return [x.read(s)]
-    return [x.read(replace(s, value=s.value + k if s.value != 255 else 255)) for k in range(n)]
+    return [x.read(replace(s, value=regs.pair_word(s, k))) for k in range(n)]
 
 
 def load(space: str):
@@ -63,7 +63,6 @@ def load(space: str):
         words = x.load(space, address(x, i, src, space), nbytes, signed)
         _write_words(x, d, words)
     sem.__name__ = f"load_{space}"
-    sem.space = space
     return sem
 
 
@@ -73,7 +72,6 @@ def store(space: str):
         dst, src = i.ops[0], i.ops[1]
         x.store(space, address(x, i, dst, space), nbytes, _read_words(x, src, max(1, nbytes // 4)))
     sem.__name__ = f"store_{space}"
-    sem.space = space
     return sem
 
 
@@ -106,5 +104,4 @@ def atomic(space: str, returns: bool):
         if d is not None:
             x.write(d, old)
     sem.__name__ = f"atomic_{space}"
-    sem.space = space
     return sem

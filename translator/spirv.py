@@ -8,6 +8,9 @@ from __future__ import annotations
 import struct
 from functools import lru_cache
 
+from .spirv_enums import Control, Scope
+from .spirv_enums import MemorySemantics as Sem
+
 # opcodes (SPIR-V 1.3 unified spec, §3.49)
 OP = dict(
     Name=5, ExtInstImport=11, ExtInst=12, MemoryModel=14, EntryPoint=15, ExecutionMode=16, Capability=17,
@@ -42,8 +45,6 @@ BUILTIN = dict(NumWorkgroups=24, WorkgroupId=26, LocalInvocationId=27, LocalInvo
                SubgroupSize=36, SubgroupLocalInvocationId=41)
 CAPABILITY = dict(Shader=1, Int64=11, GroupNonUniform=61, GroupNonUniformVote=62, GroupNonUniformArithmetic=63,
                   GroupNonUniformBallot=64, GroupNonUniformShuffle=65)
-SCOPE_DEVICE, SCOPE_WORKGROUP, SCOPE_SUBGROUP, SCOPE_INVOCATION = 1, 2, 3, 4
-SEM_ACQ_REL, SEM_UNIFORM, SEM_WORKGROUP = 0x8, 0x40, 0x100
 GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, FindSMsb=74, FindUMsb=75)
 VOLATILE_ACCESS = 0x1
 VERSION_1_3 = 0x00010300
@@ -89,7 +90,7 @@ class Module:
         """One instruction whose operands may be strings (nul-padded words) or word sequences."""
         words: list[int] = []
         for o in operands:
-            if type(o) is int:
+            if isinstance(o, int):
                 words.append(o)
             elif isinstance(o, str):
                 words.extend(_string(o))
@@ -232,7 +233,7 @@ class _If:
         f, m = self.f, self.f.m
         then, self.merge = m.bound, m.bound + 1
         m.bound += 2
-        f.body += (3 << 16 | OP["SelectionMerge"], self.merge, 0,
+        f.body += (3 << 16 | OP["SelectionMerge"], self.merge, Control.NONE,
                    4 << 16 | OP["BranchConditional"], self.cond, then, self.merge, 2 << 16 | OP["Label"], then)
 
     def __exit__(self, *exc) -> None:
@@ -304,7 +305,7 @@ class Function:
         """``if (cond) then() else otherwise()`` as a selection construct."""
         m = self.m
         yes, no, merge = m.new_id(), m.new_id(), m.new_id()
-        self.op("SelectionMerge", None, merge, 0)
+        self.op("SelectionMerge", None, merge, Control.NONE)
         self.op("BranchConditional", None, cond, yes, no)
         for label, body in ((yes, then), (no, otherwise)):
             self.label(label)
@@ -318,8 +319,8 @@ class Function:
     def barrier(self) -> None:
         """Workgroup execution and memory barrier over shared and buffer memory."""
         u32 = self.m.u32()
-        self.op("ControlBarrier", None, self.m.const(u32, SCOPE_WORKGROUP), self.m.const(u32, SCOPE_WORKGROUP),
-                self.m.const(u32, SEM_ACQ_REL | SEM_WORKGROUP | SEM_UNIFORM))
+        self.op("ControlBarrier", None, self.m.const(u32, Scope.Workgroup), self.m.const(u32, Scope.Workgroup),
+                self.m.const(u32, Sem.AcquireRelease | Sem.WorkgroupMemory | Sem.UniformMemory))
 
     def finish(self) -> None:
         """Append the function to the module, with its locals in the entry block."""
