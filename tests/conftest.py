@@ -132,6 +132,8 @@ def case_root(tmp_path) -> Path:
 
 @pytest.fixture
 def make_case(case_root) -> CaseBuilder:
+    """A ``CaseBuilder`` on ``case_root`` (made, empty)."""
+    case_root.mkdir(parents=True, exist_ok=True)
     return CaseBuilder(case_root)
 
 
