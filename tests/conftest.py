@@ -1,8 +1,8 @@
 """Fixtures shared by the test modules: a case builder, the back ends, and result documents.
 
 Test modules take what they share from here as fixtures and never import one another.
-Modules a worker subprocess imports by name (``worker_targets``, ``isolation_targets``) stay
-modules of their own, since a child process cannot reach a fixture.
+What a worker subprocess runs by name stays a module of its own (``worker_targets``), since
+a child process cannot reach a fixture.
 
 - ``make_case``: writes small cases (listing, buffers, launch) under a ``cases/`` folder
   and loads them; it can also copy a library case there, with its listing and source.
