@@ -88,7 +88,8 @@ class CaseBuilder:
         default to each buffer in order; ``top`` adds top-level keys (kernel, step_budget...)."""
         name = case_id.rsplit("/", 1)[-1]
         head = {"name": name, "summary": f"test case {name}", "tags": ["hand-written"], **top}
-        buffers = buffers if buffers is not None else [{"name": "out", "words": 1, "init": 0, "expected": [0]}]
+        if buffers is None:
+            buffers = [{"name": "out", "words": 1, "init": 0, "expected": [0]}]
         params = params if params is not None else [{"buffer": b["name"]} for b in buffers]
         provenance = provenance or {"expected": "derived", "derivation": "written by the test",
                                     "listing": "hand-written"}
@@ -98,7 +99,8 @@ class CaseBuilder:
         text = "".join(f"{k} = {toml_value(v)}\n" for k, v in head.items())
         if not listing_file:
             text += f"sass = '''\n{sass}'''\n"
-        text += "\n" + _table("provenance", provenance) + "\n" + _table("launch", {"grid": grid, "block": block})
+        text += "\n" + _table("provenance", provenance)
+        text += "\n" + _table("launch", {"grid": grid, "block": block})
         text += "".join("\n" + _table("[buffers]", b) for b in buffers)
         text += "".join("\n" + _table("[params]", p) for p in params)
         return self.write_text(case_id, text, files)
@@ -187,7 +189,7 @@ class Backend:
                     kernel=None, listing_text=listing(lines), listing_path=Path(f"{name}.sass"),
                     listing_line=1, source=None, grid=(grid, 1, 1), block=block or (threads, 1, 1),
                     shared_bytes=shared, step_budget=None, buffers=specs,
-                    params=tuple(params) if params is not None else tuple(Param("buffer", s.name) for s in specs),
+                    params=tuple(params if params is not None else (Param("buffer", s.name) for s in specs)),
                     provenance={})
         return self.run_case(case)
 
@@ -229,7 +231,8 @@ def interp() -> Backend:
     return Backend("interp")
 
 
-@pytest.fixture(params=["interp", pytest.param("lavapipe", marks=pytest.mark.xdist_group("lavapipe-in-process"))])
+@pytest.fixture(params=["interp",
+                        pytest.param("lavapipe", marks=pytest.mark.xdist_group("lavapipe-in-process"))])
 def backend(request) -> Backend:
     """Each test runs on the CPU reference interpreter, then on lavapipe."""
     if request.param == "interp":

@@ -42,9 +42,11 @@ def test_items_are_case_by_device_with_a_group_per_device(pytester, make_case, m
     assert [i.nodeid for i in items] == [f"cases/truth/{name}.toml::{device}"
                                          for name in ("shfl_xor_reduce", "wrong")
                                          for device in ("fake-w4", "fake-w8", "interp")]
-    assert [i.get_closest_marker("xdist_group").args for i in items[:3]] == [("fake-w4",), ("fake-w8",), ("interp",)]
+    assert [i.get_closest_marker("xdist_group").args for i in items[:3]] == \
+        [("fake-w4",), ("fake-w8",), ("interp",)]
     items, _ = pytester.inline_genitems("cases", "--device", "*-w8", "--no-interp")
-    assert [i.nodeid for i in items] == ["cases/truth/shfl_xor_reduce.toml::fake-w8", "cases/truth/wrong.toml::fake-w8"]
+    assert [i.nodeid for i in items] == ["cases/truth/shfl_xor_reduce.toml::fake-w8",
+                                         "cases/truth/wrong.toml::fake-w8"]
 
 
 def test_pass_and_fail_with_the_thread_that_differs(pytester, make_case):
@@ -87,12 +89,14 @@ def test_unknown_opcode_is_a_skip_naming_it(pytester, make_case):
     result = pytester.runpytest("cases", "--device", "none", "-rs")
     result.assert_outcomes(skipped=1)
     [skip] = [r for r in result.reprec.getreports("pytest_runtest_logreport") if r.skipped]
-    assert skip.longrepr[2] == f"Skipped: UNSUPPORTED: {make_case.path('odd/unknown')}:5: unknown opcode FOOBAR"
+    where = make_case.path("odd/unknown")
+    assert skip.longrepr[2] == f"Skipped: UNSUPPORTED: {where}:5: unknown opcode FOOBAR"
 
 
 def test_a_broken_case_file_is_a_collection_error_naming_its_line(pytester, make_case):
     make_case.copy("truth/loop_ballot")
-    make_case.copy("truth/loop_ballot", "odd/broken", edit=lambda text: text.replace("[launch]", "[launch]\nblocks = 3"))
+    make_case.copy("truth/loop_ballot", "odd/broken",
+                   edit=lambda text: text.replace("[launch]", "[launch]\nblocks = 3"))
     result = pytester.runpytest("cases", "--device", "none", "--continue-on-collection-errors")
     result.assert_outcomes(passed=1, errors=1)
     [error] = [r for r in result.reprec.getreports("pytest_collectreport") if r.failed]
