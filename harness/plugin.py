@@ -115,7 +115,9 @@ class CaseFailure(Exception):
 
 
 def pytest_sessionfinish(session):
-    _STATE.pop("expectations", None)
+    """Close the workers and forget the session's devices and expectations (a process may
+    run several sessions, as pytest's own ``pytester`` does)."""
     for worker in _STATE.pop("workers", {}).values():
         worker.close()
+    _STATE.clear()
 

@@ -15,7 +15,7 @@ from harness.cases import (BufferSpec, Case, CaseError, Param, discover_cases,
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "cases"
 CASE_FILES = sorted(CASES.rglob("*.toml"))
-TRUTH_JSON = Path("/work/shared/truth/results.sm_90.json")
+TRUTH_JSON = CASES / "truth" / "results.sm_90.json"     # run_truth.cu's output on the chip
 
 
 def _id(p: Path) -> str:
@@ -75,10 +75,14 @@ def _program(case: Case) -> tuple:
             tuple((b.words, b.init) for b in case.buffers), params)
 
 
-@pytest.mark.skipif(not TRUTH_JSON.is_file(), reason="no /work/shared/truth results")
 def test_truth_cases_hold_the_recorded_results():
-    recorded = json.loads(TRUTH_JSON.read_text())["results"]
+    """Every truth case expects the words run_truth.cu printed on the chip (one block of 64)."""
+    assert TRUTH_JSON.is_file(), f"{TRUTH_JSON}: missing (the recorded results of run_truth.cu)"
+    doc = json.loads(TRUTH_JSON.read_text())
+    recorded = doc["results"]
     cases = discover_cases(CASES, ["truth/*"])
+    assert doc["launch"] == {"grid": 1, "block": 64}
+    assert {(c.grid, c.block) for c in cases} == {((1, 1, 1), (64, 1, 1))}
     assert {c.kernel: c.buffer("out").expected for c in cases} == \
         {k: tuple(v) for k, v in recorded.items()}
 
@@ -142,23 +146,20 @@ u64 = 0x1234
 LISTING = ".text.tiny:\n        /*0000*/                   EXIT ;\n"
 
 
-def _write(tmp_path: Path, text: str = GOOD, listing: str | None = LISTING) -> Path:
-    if listing is not None:
-        (tmp_path / "tiny.sass").write_text(listing)
-    path = tmp_path / "tiny.toml"
-    path.write_text(text)
-    return path
+def _write(make_case, text: str = GOOD, listing: str | None = LISTING) -> Path:
+    """cases/tiny.toml with ``text`` and, unless None, its listing tiny.sass beside it."""
+    return make_case.write_text("tiny", text, {} if listing is None else {"tiny.sass": listing})
 
 
-def _error(tmp_path: Path, text: str, listing: str | None = LISTING) -> str:
-    path = _write(tmp_path, text, listing)
+def _error(make_case, text: str, listing: str | None = LISTING) -> str:
+    path = _write(make_case, text, listing)
     with pytest.raises(CaseError) as info:
         load_case(path)
     return str(info.value)
 
 
-def test_good_case_loads(tmp_path):
-    case = load_case(_write(tmp_path), root=tmp_path)
+def test_good_case_loads(make_case):
+    case = load_case(_write(make_case), root=make_case.root)
     assert case.id == "tiny" and case.name == "tiny" and case.tags == ("loop",)
     assert case.grid == (2, 1, 1) and case.block == (48, 1, 1)
     assert (case.threads_per_block, case.total_threads, case.warps_per_block) == (48, 96, 2)
@@ -166,99 +167,99 @@ def test_good_case_loads(tmp_path):
     assert case.buffers == (BufferSpec("out", 4, (7, 7, 7, 7), (1, 2, 3, 0xFFFFFFFF)),)
     assert case.params == (Param("buffer", "out"), Param("u64", 0x1234))
     assert case.listing_text == LISTING and case.listing_line == 1
-    assert case.listing_path == tmp_path / "tiny.sass"
+    assert case.listing_path == make_case.root / "tiny.sass"
 
 
-def test_id_is_the_path_below_cases(tmp_path):
-    (tmp_path / "cases" / "vote").mkdir(parents=True)
-    path = _write(tmp_path / "cases" / "vote")
+def test_id_is_the_path_below_cases(make_case):
+    path = make_case.write_text("vote/tiny", GOOD, {"tiny.sass": LISTING})
+    assert path == make_case.root / "vote" / "tiny.toml" and make_case.root.name == "cases"
     assert load_case(path).id == "vote/tiny"
-    assert [c.id for c in discover_cases(tmp_path / "cases")] == ["vote/tiny"]
+    assert [c.id for c in discover_cases(make_case.root)] == ["vote/tiny"]
 
 
-def test_inline_listing_starts_after_the_quotes(tmp_path):
+def test_inline_listing_starts_after_the_quotes(make_case):
     text = GOOD.replace('listing = "tiny.sass"\n',
                         'sass = """\n.text.tiny:\n    EXIT ;\n"""\n')
-    case = load_case(_write(tmp_path, text, listing=None))
+    case = load_case(_write(make_case, text, listing=None))
     assert case.listing_text == ".text.tiny:\n    EXIT ;\n"
-    assert case.listing_path == tmp_path / "tiny.toml" and case.listing_line == 6
+    assert case.listing_path == make_case.root / "tiny.toml" and case.listing_line == 6
 
 
-def test_unknown_key(tmp_path):
-    msg = _error(tmp_path, GOOD.replace("block = [48]", "block = [48]\nblocks = 3"))
-    assert msg == (f"{tmp_path}/tiny.toml:15: unknown key 'launch.blocks' "
+def test_unknown_key(make_case):
+    msg = _error(make_case, GOOD.replace("block = [48]", "block = [48]\nblocks = 3"))
+    assert msg == (f"{make_case.root}/tiny.toml:15: unknown key 'launch.blocks' "
                    "(allowed: grid, block, shared_bytes)")
 
 
-def test_unknown_top_level_key(tmp_path):
-    msg = _error(tmp_path, "colour = 1\n" + GOOD)
-    assert msg.startswith(f"{tmp_path}/tiny.toml:1: unknown key 'colour' (allowed: name, ")
+def test_unknown_top_level_key(make_case):
+    msg = _error(make_case, "colour = 1\n" + GOOD)
+    assert msg.startswith(f"{make_case.root}/tiny.toml:1: unknown key 'colour' (allowed: name, ")
 
 
-def test_wrong_expected_length(tmp_path):
-    msg = _error(tmp_path, GOOD.replace("[1, 2, 3, 0xffffffff]", "[1, 2, 3]"))
-    assert msg == f"{tmp_path}/tiny.toml:20: buffers[0].expected: 3 words, but words = 4"
+def test_wrong_expected_length(make_case):
+    msg = _error(make_case, GOOD.replace("[1, 2, 3, 0xffffffff]", "[1, 2, 3]"))
+    assert msg == f"{make_case.root}/tiny.toml:20: buffers[0].expected: 3 words, but words = 4"
 
 
-def test_word_outside_u32(tmp_path):
-    msg = _error(tmp_path, GOOD.replace("0xffffffff", "0x100000000"))
-    assert msg == (f"{tmp_path}/tiny.toml:20: buffers[0].expected[3]: 4294967296 "
+def test_word_outside_u32(make_case):
+    msg = _error(make_case, GOOD.replace("0xffffffff", "0x100000000"))
+    assert msg == (f"{make_case.root}/tiny.toml:20: buffers[0].expected[3]: 4294967296 "
                    "is not a u32 (0..0xffffffff)")
 
 
-def test_missing_listing_file(tmp_path):
-    msg = _error(tmp_path, GOOD, listing=None)
-    assert msg == f"{tmp_path}/tiny.toml:5: listing: no such file: {tmp_path}/tiny.sass"
+def test_missing_listing_file(make_case):
+    msg = _error(make_case, GOOD, listing=None)
+    assert msg == f"{make_case.root}/tiny.toml:5: listing: no such file: {make_case.root}/tiny.sass"
 
 
-def test_kernel_not_in_listing(tmp_path):
-    msg = _error(tmp_path, GOOD.replace('kernel = "tiny"', 'kernel = "tiny2"'))
-    assert msg == f"{tmp_path}/tiny.toml:4: kernel: 'tiny2' is not in the listing (kernels: tiny)"
+def test_kernel_not_in_listing(make_case):
+    msg = _error(make_case, GOOD.replace('kernel = "tiny"', 'kernel = "tiny2"'))
+    assert msg == f"{make_case.root}/tiny.toml:4: kernel: 'tiny2' is not in the listing (kernels: tiny)"
 
 
-def test_kernel_needed_when_the_listing_has_several(tmp_path):
+def test_kernel_needed_when_the_listing_has_several(make_case):
     two = LISTING + ".text.other:\n        /*0000*/                   EXIT ;\n"
-    msg = _error(tmp_path, GOOD.replace('kernel = "tiny"\n', ""), listing=two)
-    assert msg == (f"{tmp_path}/tiny.toml:4: kernel: the listing has 2 kernels (tiny, other); "
+    msg = _error(make_case, GOOD.replace('kernel = "tiny"\n', ""), listing=two)
+    assert msg == (f"{make_case.root}/tiny.toml:4: kernel: the listing has 2 kernels (tiny, other); "
                    'name one with kernel = "..."')
 
 
-def test_both_listing_and_sass(tmp_path):
-    msg = _error(tmp_path, GOOD.replace('listing = "tiny.sass"\n',
+def test_both_listing_and_sass(make_case):
+    msg = _error(make_case, GOOD.replace('listing = "tiny.sass"\n',
                                         'listing = "tiny.sass"\nsass = "EXIT ;"\n'))
-    assert msg == (f"{tmp_path}/tiny.toml:6: give either 'listing' (a SASS file) "
+    assert msg == (f"{make_case.root}/tiny.toml:6: give either 'listing' (a SASS file) "
                    "or 'sass' (the listing inline), not both")
 
 
-def test_param_names_unknown_buffer(tmp_path):
-    msg = _error(tmp_path, GOOD.replace('buffer = "out"', 'buffer = "outt"'))
-    assert msg == (f"{tmp_path}/tiny.toml:23: params[0].buffer: no buffer named 'outt' "
+def test_param_names_unknown_buffer(make_case):
+    msg = _error(make_case, GOOD.replace('buffer = "out"', 'buffer = "outt"'))
+    assert msg == (f"{make_case.root}/tiny.toml:23: params[0].buffer: no buffer named 'outt' "
                    "(buffers: out)")
 
 
-def test_chip_provenance_needs_recorded_on(tmp_path):
-    msg = _error(tmp_path, GOOD.replace('recorded_on = "somewhere"\n', ""))
-    assert msg == f'{tmp_path}/tiny.toml:7: provenance.recorded_on: required when expected = "chip"'
+def test_chip_provenance_needs_recorded_on(make_case):
+    msg = _error(make_case, GOOD.replace('recorded_on = "somewhere"\n', ""))
+    assert msg == f'{make_case.root}/tiny.toml:7: provenance.recorded_on: required when expected = "chip"'
 
 
-def test_missing_required_key(tmp_path):
-    msg = _error(tmp_path, GOOD.replace('summary = "Smallest case."\n', ""))
-    assert msg == f"{tmp_path}/tiny.toml: missing required key 'summary'"
+def test_missing_required_key(make_case):
+    msg = _error(make_case, GOOD.replace('summary = "Smallest case."\n', ""))
+    assert msg == f"{make_case.root}/tiny.toml: missing required key 'summary'"
 
 
-def test_invalid_toml(tmp_path):
-    msg = _error(tmp_path, GOOD.replace("grid = 2", "grid = "))
-    assert msg == f"{tmp_path}/tiny.toml:13: invalid TOML: Invalid value"
+def test_invalid_toml(make_case):
+    msg = _error(make_case, GOOD.replace("grid = 2", "grid = "))
+    assert msg == f"{make_case.root}/tiny.toml:13: invalid TOML: Invalid value"
 
 
-def test_discover_reports_every_broken_case(tmp_path):
+def test_discover_reports_every_broken_case(make_case):
     for name in ("a", "b"):
-        (tmp_path / f"{name}.toml").write_text('name = "x"\n')
+        make_case.write_text(name, 'name = "x"\n')
     with pytest.raises(CaseError) as info:
-        discover_cases(tmp_path)
+        discover_cases(make_case.root)
     lines = str(info.value).splitlines()
     assert [re.sub(r":.*", "", line) for line in lines] == \
-        [f"{tmp_path}/a.toml", f"{tmp_path}/b.toml"]
+        [f"{make_case.root}/a.toml", f"{make_case.root}/b.toml"]
 
 
 def test_kernel_section_cuts_one_kernel_out():
@@ -270,14 +271,14 @@ def test_kernel_section_cuts_one_kernel_out():
     assert kernel_section(text, None) == text
 
 
-def test_u32_param_out_of_range(tmp_path):
-    msg = _error(tmp_path, GOOD.replace("u64 = 0x1234", "u32 = 0x100000000"))
-    assert msg == f"{tmp_path}/tiny.toml:26: params[1].u32: 4294967296 is not a u32 (0..0xffffffff)"
+def test_u32_param_out_of_range(make_case):
+    msg = _error(make_case, GOOD.replace("u64 = 0x1234", "u32 = 0x100000000"))
+    assert msg == f"{make_case.root}/tiny.toml:26: params[1].u32: 4294967296 is not a u32 (0..0xffffffff)"
 
 
-def test_error_in_a_later_buffer_points_at_its_table(tmp_path):
-    msg = _error(tmp_path, GOOD + '\n[[buffers]]\nname = "in"\nwords = 2\ninit = [1]\n')
-    assert msg == f"{tmp_path}/tiny.toml:31: buffers[1].init: 1 word, but words = 2"
+def test_error_in_a_later_buffer_points_at_its_table(make_case):
+    msg = _error(make_case, GOOD + '\n[[buffers]]\nname = "in"\nwords = 2\ninit = [1]\n')
+    assert msg == f"{make_case.root}/tiny.toml:31: buffers[1].init: 1 word, but words = 2"
 
 
 PENDING = (GOOD.replace('expected = "chip"\nrecorded_on = "somewhere"', 'expected = "pending"')
@@ -285,27 +286,27 @@ PENDING = (GOOD.replace('expected = "chip"\nrecorded_on = "somewhere"', 'expecte
            .replace('listing = "tiny.sass"', 'listing = "tiny.sass"\nsource = "tiny.cu"'))
 
 
-def test_pending_case_loads(tmp_path):
-    (tmp_path / "tiny.cu").write_text("// kernel\n")
-    case = load_case(_write(tmp_path, PENDING))
+def test_pending_case_loads(make_case):
+    (make_case.root / "tiny.cu").write_text("// kernel\n")
+    case = load_case(_write(make_case, PENDING))
     assert case.provenance == {"expected": "pending", "listing": "by hand"}
     assert all(b.expected is None for b in case.buffers)
 
 
-def test_pending_case_needs_a_source(tmp_path):
-    msg = _error(tmp_path, PENDING.replace('source = "tiny.cu"\n', ""))
-    assert msg == (f'{tmp_path}/tiny.toml:8: provenance.expected: "pending" needs a CUDA '
+def test_pending_case_needs_a_source(make_case):
+    msg = _error(make_case, PENDING.replace('source = "tiny.cu"\n', ""))
+    assert msg == (f'{make_case.root}/tiny.toml:8: provenance.expected: "pending" needs a CUDA '
                    "`source` to record the expected words from")
 
 
-def test_pending_case_has_no_expected_words(tmp_path):
-    (tmp_path / "tiny.cu").write_text("// kernel\n")
-    msg = _error(tmp_path, PENDING.replace("init = 7\n", "init = 7\nexpected = [1, 2, 3, 4]\n"))
-    assert msg.startswith(f'{tmp_path}/tiny.toml:20: buffers[0].expected: a "pending" case has '
+def test_pending_case_has_no_expected_words(make_case):
+    (make_case.root / "tiny.cu").write_text("// kernel\n")
+    msg = _error(make_case, PENDING.replace("init = 7\n", "init = 7\nexpected = [1, 2, 3, 4]\n"))
+    assert msg.startswith(f'{make_case.root}/tiny.toml:20: buffers[0].expected: a "pending" case has '
                           "no expected words yet")
 
 
-def test_unknown_provenance_kind(tmp_path):
-    msg = _error(tmp_path, GOOD.replace('expected = "chip"', 'expected = "guessed"'))
-    assert msg == (f'{tmp_path}/tiny.toml:8: provenance.expected: must be "chip", "derived" or '
+def test_unknown_provenance_kind(make_case):
+    msg = _error(make_case, GOOD.replace('expected = "chip"', 'expected = "guessed"'))
+    assert msg == (f'{make_case.root}/tiny.toml:8: provenance.expected: must be "chip", "derived" or '
                    "\"pending\", got 'guessed'")

@@ -1,6 +1,6 @@
 """The float conversions around integer division, on the interpreter and lavapipe, against
 values worked out by hand (binary32 bit patterns)."""
-from test_semantics import backend, inputs, lavapipe, table_test  # noqa: F401 (fixtures)
+SENTINEL = 0xA5A5A5A5            # what an output word holds if nothing was stored there
 
 CASES = [  # (instruction, input word, expected word)
     ("I2F.U32", 16777217, 0x4B800000),          # 2^24 + 1: ties to even -> 2^24
@@ -27,10 +27,16 @@ CASES = [  # (instruction, input word, expected word)
 ]
 
 
-def test_float_conversions(backend):  # noqa: F811 (the fixture)
-    body = []
+def test_float_conversions(backend):
+    """Every thread converts every word of CASES; each of its results is the one given."""
+    threads, n_out = 32, len(CASES)
+    body = ["S2R R0, SR_TID.X", f"IMAD.WIDE.U32 R6, R0, {4 * n_out:#x}, c[0x0][0x160]"]
     for k, (op, word, _) in enumerate(CASES):
         body += [f"MOV R11, {word:#x}", f"{op} R{20 + k}, R11"]
-    rows = inputs(32, 1, seed=3)
-    table_test(backend, body, rows, len(CASES), lambda r, t: [want for _, _, want in CASES], "float",
-               [f"{op} {word:#x}" for op, word, _ in CASES])
+    body += [f"STG.E [R6.64+{4 * k:#x}], R{20 + k}" for k in range(n_out)] + ["EXIT"]
+    run = backend.run(body, [[SENTINEL] * (threads * n_out)], threads=threads, name="float")
+    assert run.outcome == "ok", f"{backend.name}: {run.outcome}: {run.detail}"
+    diffs = [f"thread {t} {op} {word:#x}: expected {want:#x}, got {run.buffers[0][t * n_out + k]:#x}"
+             for t in range(threads) for k, (op, word, want) in enumerate(CASES)
+             if run.buffers[0][t * n_out + k] != want]
+    assert not diffs, f"{backend.name}: {len(diffs)} differences:\n" + "\n".join(diffs[:40])

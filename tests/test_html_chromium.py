@@ -12,10 +12,6 @@ from pathlib import Path
 import pytest
 
 from reports import render
-try:                                     # the fixtures live in test_reports.py
-    from test_reports import baseline, results  # noqa: F401
-except ImportError:                      # tests/ imported as a package
-    from .test_reports import baseline, results  # noqa: F401
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
@@ -68,7 +64,7 @@ class Visible(HTMLParser):
             self.title += data
 
 
-def test_page_as_seen_in_chromium(tmp_path, results, baseline):  # noqa: F811
+def test_page_as_seen_in_chromium(tmp_path, results, baseline):
     page = tmp_path / "scoreboard.html"
     page.write_text(render.html(results, baseline), encoding="utf-8")
     seen = Visible()

@@ -1,4 +1,6 @@
-"""Tests for reports/: tables, baseline comparison, HTML escaping and heatmap, merge."""
+"""Tests for reports/: tables, baseline comparison, HTML escaping and heatmap, merge.
+
+The documents (``results``, ``baseline``, ``result_rows``) are fixtures of tests/conftest.py."""
 from __future__ import annotations
 
 import copy
@@ -8,65 +10,10 @@ import re
 
 import pytest
 
-from harness.results import RESULTS_VERSION, CaseResult, Mismatch, Status
+from harness.results import Status
 from reports import collect, render
 from reports.cli import merge_main, report_main
 from reports.merge import merge
-
-EVIL = "<script>document.title='pwned'</script>"
-
-
-def _device(dev_id: str, sg: int) -> dict:
-    return {"id": dev_id, "name": "llvmpipe (LLVM 15.0.6, 128 bits)", "driver_name": "llvmpipe",
-            "driver_info": "Mesa 22.3.6 (LLVM 15.0.6)", "api_version": "1.3.230",
-            "subgroup_size": sg}
-
-
-def _case(case_id: str, summary: str = "a case") -> dict:
-    return {"id": case_id, "path": f"cases/{case_id}.toml", "tags": ["vote"],
-            "summary": summary, "provenance": {"expected": "chip"}, "threads": 64,
-            "warp_size": 32}
-
-
-def _fail(case: str, device: str) -> dict:
-    """A FAIL cell with mismatches on warp 1 lanes 3 and 4 (threads 35, 36)."""
-    mism = [Mismatch("out", t, expected=0xFFFFFFFF, actual=t, thread=t, warp=1, lane=t - 32)
-            for t in (35, 36)]
-    return CaseResult(case, device, Status.FAIL, message=f"2 words differ {EVIL}",
-                      mismatches=mism, mismatch_count=2, turns=3, time_s=0.5,
-                      subgroup_size=8).to_json()
-
-
-def _ok(case: str, device: str, status: Status = Status.PASS) -> dict:
-    return CaseResult(case, device, status, time_s=0.1).to_json()
-
-
-@pytest.fixture
-def results() -> dict:
-    """2 devices x 3 cases; truth/evil FAILs on lavapipe-w8 and has a hostile summary."""
-    return {
-        "version": RESULTS_VERSION, "created": "2026-12-01T20:00:00Z", "warpboard": "0.1.0",
-        "host": "ci-host",
-        "devices": [_device("lavapipe-w4", 4), _device("lavapipe-w8", 8)],
-        "cases": [_case("truth/a"), _case("truth/evil", summary=f"summary {EVIL}"),
-                  _case("truth/c")],
-        "results": [_ok("truth/a", "lavapipe-w4"), _ok("truth/a", "lavapipe-w8"),
-                    _ok("truth/evil", "lavapipe-w4"), _fail("truth/evil", "lavapipe-w8"),
-                    _ok("truth/c", "lavapipe-w4", Status.UNSUPPORTED),
-                    _fail("truth/c", "lavapipe-w8")],
-    }
-
-
-@pytest.fixture
-def baseline(results) -> dict:
-    """An older run: truth/a failed on w4 (now fixed), truth/evil passed on w8 (now a
-    regression), truth/c did not exist."""
-    old = copy.deepcopy(results)
-    old["created"] = "2026-11-30T20:00:00Z"
-    old["cases"] = old["cases"][:2]
-    old["results"] = [_fail("truth/a", "lavapipe-w4"), _ok("truth/a", "lavapipe-w8"),
-                      _ok("truth/evil", "lavapipe-w4"), _ok("truth/evil", "lavapipe-w8")]
-    return old
 
 
 def _md_table(text: str) -> dict[str, dict[str, str]]:
@@ -122,7 +69,7 @@ def test_terminal_cells_and_summary(results):
     assert re.search(r"lavapipe-w8\s+1/3 pass \(FAIL 2\)", text)
 
 
-def test_markdown_cells_legend_and_counts(results):
+def test_markdown_cells_legend_and_counts(results, result_rows):
     text = render.markdown(results)
     table = _md_table(text)
     assert table["truth/a"] == {"lavapipe-w4": "PASS", "lavapipe-w8": "PASS"}
@@ -130,7 +77,7 @@ def test_markdown_cells_legend_and_counts(results):
     assert table["truth/c"]["lavapipe-w4"] == "UNSUPPORTED"
     assert table["**passed**"] == {"lavapipe-w4": "2/3", "lavapipe-w8": "1/3"}
     assert "Mesa 22.3.6" in text and "1.3.230" in text
-    assert "<script>" not in text and html.escape(EVIL, quote=False) in text
+    assert "<script>" not in text and html.escape(result_rows.evil, quote=False) in text
 
 
 def test_markdown_baseline_sections(results, baseline):
@@ -147,10 +94,10 @@ def test_markdown_baseline_sections(results, baseline):
 
 # --------------------------------------------------------------------------- html
 
-def test_html_escapes_and_draws_heatmap(results, baseline):
+def test_html_escapes_and_draws_heatmap(results, baseline, result_rows):
     page = render.html(results, baseline)
-    assert EVIL not in page and "<script>document" not in page
-    assert page.count(html.escape(EVIL)) == 4       # summary (title + details), 2 messages
+    assert result_rows.evil not in page and "<script>document" not in page
+    assert page.count(html.escape(result_rows.evil)) == 4       # summary (title + details), 2 messages
     assert len(re.findall(r"<script>", page)) == 1          # only the page's own script
     cell = re.search(r'<td class="st st-FAIL[^"]*"[^>]*data-case="truth/evil" '
                      r'data-device="lavapipe-w8">(.*?)</td>', page)
@@ -176,13 +123,14 @@ def test_write_all(tmp_path, results):
 
 # --------------------------------------------------------------------------- merge / cli
 
-def test_merge_union_and_later_run_wins(results):
+def test_merge_union_and_later_run_wins(results, result_rows):
     lava = copy.deepcopy(results)
+    r = result_rows
     gpu = {"version": 1, "created": "2026-12-01T21:00:00Z", "warpboard": "0.1.0", "host": "gpu",
-           "devices": [_device("nvidia", 32), _device("lavapipe-w8", 8)],
-           "cases": [_case("truth/a"), _case("truth/gpu_only")],
-           "results": [_ok("truth/a", "nvidia"), _ok("truth/gpu_only", "nvidia"),
-                       _ok("truth/evil", "lavapipe-w8")]}
+           "devices": [r.device("nvidia", 32), r.device("lavapipe-w8", 8)],
+           "cases": [r.case("truth/a"), r.case("truth/gpu_only")],
+           "results": [r.ok("truth/a", "nvidia"), r.ok("truth/gpu_only", "nvidia"),
+                       r.ok("truth/evil", "lavapipe-w8")]}
     merged = merge([gpu, lava])                              # argument order != time order
     assert collect.device_ids(merged) == ["nvidia", "lavapipe-w8", "lavapipe-w4"]
     assert set(collect.case_ids(merged)) == {"truth/a", "truth/evil", "truth/c", "truth/gpu_only"}

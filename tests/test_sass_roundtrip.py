@@ -1,5 +1,5 @@
 """Parse then print reproduces the listing: every instruction of every listing under cases/
-and /work/shared (``*.sass`` files and listings inline in case files), printed from its parsed fields by translator.sass_print, equals the text on
+``bench/`` and ``tests/fixtures/listings/`` (``*.sass`` files and listings inline in case files), printed from its parsed fields by translator.sass_print, equals the text on
 its line (whitespace normalised, ``.reuse`` dropped). Every difference is listed before the
 test fails, so one run shows everything the parser loses (as NAK's disassembler tests do)."""
 from __future__ import annotations
@@ -14,8 +14,7 @@ from translator.sass import parse_listing
 from translator.sass_print import format_instruction
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path("/work/shared")
-LISTINGS = sorted((ROOT / "cases").rglob("*.sass")) + (sorted(SHARED.rglob("*.sass")) if SHARED.is_dir() else [])
+LISTINGS = sorted(p for d in ("cases", "bench", "tests/fixtures/listings") for p in (ROOT / d).rglob("*.sass"))
 INLINE = sorted(p for p in (ROOT / "cases").rglob("*.toml") if 'sass = """' in p.read_text(encoding="utf-8"))
 
 _ADDRESS = re.compile(r"^\s*/\*[0-9a-fA-F]{4,}\*/")

@@ -6,19 +6,17 @@ stores its results. The expected words are computed here with plain Python arith
 with the interpreter's helpers), and the listing runs on both back ends: the CPU reference
 interpreter and the SPIR-V translation on lavapipe. Both must equal the expectation.
 
-The lavapipe half skips when there is no lavapipe Vulkan device; one Device serves the module.
+The ``backend`` fixture (tests/conftest.py) gives both back ends; the lavapipe half skips when
+there is no lavapipe Vulkan device, and one Device serves the module.
 """
 from __future__ import annotations
 
 import random
 import struct
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from harness.cases import BufferSpec, Case, Param
-from harness.dispatch import prepare, run_interpreter, run_vulkan, translate_case
+from harness.cases import Param
 from translator import abi
 
 M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
@@ -69,20 +67,7 @@ def inputs(threads: int, n: int, seed: int, columns: dict[int, list[int]] | None
     return rows
 
 
-# ---------------------------------------------------------------- listings and launches
-def listing(lines: list[str]) -> str:
-    """Instruction lines (``.L_x:`` labels pass through) with ``/*pc*/`` address comments."""
-    out, pc = [], 0
-    for line in lines:
-        line = line.strip()
-        if line.endswith(":"):
-            out.append(line)
-            continue
-        out.append(f"        /*{pc:04x}*/                   {line} ;")
-        pc += 16
-    return "\n".join(out) + "\n"
-
-
+# ---------------------------------------------------------------- kernels around a body
 def framed(body: list[str], n_in: int, n_out: int, *, in_stride: int | None = None) -> list[str]:
     """The usual kernel: thread t loads n_in words of ``in`` into R10.. and after ``body``
     stores R20..R20+n_out-1 to its n_out words of ``out``."""
@@ -95,53 +80,18 @@ def framed(body: list[str], n_in: int, n_out: int, *, in_stride: int | None = No
     return head + body + tail + ["EXIT"]
 
 
-@dataclass
-class Run:
-    outcome: str
-    detail: str
-    buffers: list[list[int]]
-    mode: str
+def thread_table(backend, body: list[str], rows: list[list[int]], n_out: int, name: str, **kw) -> list[list[int]]:
+    """Run ``framed(body)`` on one input row per thread; the output rows, per thread."""
+    threads = len(rows)
+    n_in = len(rows[0])
+    run = backend.run(framed(body, n_in, n_out), [[w for r in rows for w in r], [SENTINEL] * (threads * n_out)],
+                      threads=threads, name=name, **kw)
+    assert run.outcome == "ok", f"{backend.name}: {run.outcome}: {run.detail}"
+    out = run.buffers[1]
+    return [out[t * n_out:(t + 1) * n_out] for t in range(threads)]
 
 
-class Backend:
-    """Runs a listing on the interpreter (device None) or on a Vulkan device."""
-
-    def __init__(self, name: str, device=None):
-        self.name, self.device = name, device
-
-    def run(self, lines: list[str], buffers: list[list[int]], *, threads: int = 32, grid: int = 1,
-            block: tuple[int, int, int] | None = None, shared: int = 1024, name: str = "kernel",
-            params: list[Param] | None = None) -> Run:
-        text = listing(lines)
-        specs = tuple(BufferSpec(n, len(words), tuple(w & M32 for w in words), None)
-                      for n, words in zip(["in", "out"] + [f"buf{k}" for k in range(2, 8)], buffers))
-        case = Case(id=f"semantics/{name}", path=Path(f"{name}.sass"), name=name, summary="", tags=(),
-                    kernel=None, listing_text=text, listing_path=Path(f"{name}.sass"), listing_line=1,
-                    source=None, grid=(grid, 1, 1), block=block or (threads, 1, 1), shared_bytes=shared,
-                    step_budget=None, buffers=specs,
-                    params=tuple(params) if params is not None else tuple(Param("buffer", s.name) for s in specs),
-                    provenance={})
-        prep = prepare(case)
-        if self.device is None:
-            raw = run_interpreter(prep)
-        else:
-            shader, _ = translate_case(prep)
-            raw = run_vulkan(self.device, prep, shader, timeout_s=30)
-        words = [list(struct.unpack(f"<{len(b) // 4}I", b)) for b in raw.buffers]
-        return Run(raw.outcome, raw.detail, words, raw.mode)
-
-    def thread_table(self, body: list[str], rows: list[list[int]], n_out: int, name: str, **kw) -> list[list[int]]:
-        """Run ``framed(body)`` on one input row per thread; the output rows, per thread."""
-        threads = len(rows)
-        n_in = len(rows[0])
-        run = self.run(framed(body, n_in, n_out), [[w for r in rows for w in r], [SENTINEL] * (threads * n_out)],
-                       threads=threads, name=name, **kw)
-        assert run.outcome == "ok", f"{self.name}: {run.outcome}: {run.detail}"
-        out = run.buffers[1]
-        return [out[t * n_out:(t + 1) * n_out] for t in range(threads)]
-
-
-def check(backend: Backend, got: list[list[int]], rows: list[list[int]], expect, labels: list[str] | None = None):
+def check(backend, got: list[list[int]], rows: list[list[int]], expect, labels: list[str] | None = None):
     """Compare every thread's outputs with ``expect(row, t)``; list every difference."""
     diffs = []
     for t, (row, have) in enumerate(zip(rows, got)):
@@ -156,30 +106,8 @@ def check(backend: Backend, got: list[list[int]], rows: list[list[int]], expect,
 
 
 def table_test(backend, body, rows, n_out, expect, name, labels=None, **kw):
-    got = backend.thread_table(body, rows, n_out, name, **kw)
+    got = thread_table(backend, body, rows, n_out, name, **kw)
     check(backend, got, rows, expect, labels)
-
-
-# ---------------------------------------------------------------- fixtures
-@pytest.fixture(scope="module")
-def lavapipe():
-    try:
-        from harness import vk
-        infos = vk.list_devices()
-    except Exception as exc:  # noqa: BLE001 - no loader, no binding: no device
-        pytest.skip(f"no Vulkan: {exc}")
-    index = next((i.index for i in infos if i.driver_name == "llvmpipe"), None)
-    if index is None:
-        pytest.skip("no lavapipe (Mesa llvmpipe Vulkan) device")
-    with vk.Device(index) as dev:
-        yield dev
-
-
-@pytest.fixture(params=["interp", pytest.param("lavapipe", marks=pytest.mark.xdist_group("semantics-lavapipe"))])
-def backend(request) -> Backend:
-    if request.param == "interp":
-        return Backend("interp")
-    return Backend("lavapipe", request.getfixturevalue("lavapipe"))
 
 
 def sel(p: str, k: int) -> str:
@@ -715,7 +643,7 @@ def test_shared_memory_across_warps_with_a_barrier(backend):
     body = ["STS [R0.X4+0x100], R10", "BAR.SYNC.DEFER_BLOCKING 0x0",
             "IADD3 R8, R0, 0x21, RZ", "LOP3.LUT R8, R8, 0x3f, RZ, 0xc0, !PT",       # (t + 33) % 64
             "LDS R20, [R8.X4+0x100]", "IMAD.SHL.U32 R9, R8, 0x4, RZ", "LDS.U16 R21, [R9+0x102]"]
-    run_rows = backend.thread_table(body, rows, 2, "bar_lds")
+    run_rows = thread_table(backend, body, rows, 2, "bar_lds")
     check(backend, run_rows, rows, lambda r, t: [rows[(t + 33) % 64][0], rows[(t + 33) % 64][0] >> 16])
 
 

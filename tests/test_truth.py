@@ -110,14 +110,13 @@ class FakeRunner:
 
 
 @pytest.fixture
-def lib(tmp_path):
-    d = tmp_path / "cases" / "cat"
-    d.mkdir(parents=True)
-    (d / "k.sass").write_text(LISTING)
-    (d / "k.cu").write_text('extern "C" __global__ void k(unsigned *o, unsigned *i) {}\n')
+def lib(make_case):
+    """A cases folder with cat/pend, cat/der and cat/inl, their listing and CUDA source."""
+    files = {"k.sass": LISTING, "k.cu": 'extern "C" __global__ void k(unsigned *o, unsigned *i) {}\n'}
     for name, text in (("pend", PENDING), ("der", DERIVED), ("inl", INLINE)):
-        (d / f"{name}.toml").write_text(text)
-    return tmp_path / "cases"
+        make_case.write_text(f"cat/{name}", text, files)
+    assert [c.id for c in discover_cases(make_case.root)] == ["cat/der", "cat/inl", "cat/pend"]
+    return make_case.root
 
 
 def _changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:

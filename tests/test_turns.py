@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from harness import devices
 from harness.cases import load_case
 from harness.engine import Options, run_case
 from harness.results import Status
@@ -19,15 +18,6 @@ TURNS_CASES = ["truth/uneven_branch_ballot", "branches/uneven_if_chain", "bssy/n
 pytestmark = pytest.mark.xdist_group("lavapipe-w8")
 
 
-@pytest.fixture(scope="module")
-def device():
-    if not devices.discover():
-        pytest.skip("no Vulkan device")
-    from harness import vk
-    with vk.Device(0) as dev:
-        yield dev
-
-
 def _case(case_id):
     return load_case(CASES / f"{case_id}.toml", CASES)
 
@@ -35,7 +25,7 @@ def _case(case_id):
 @pytest.mark.parametrize("case_id", TURNS_CASES)
 @pytest.mark.parametrize("backend", ["interp", "vulkan"])
 def test_every_thread_gets_the_recorded_words(case_id, backend, request):
-    dev = request.getfixturevalue("device") if backend == "vulkan" else None
+    dev = request.getfixturevalue("vulkan_device") if backend == "vulkan" else None
     result = run_case(_case(case_id), backend, dev)
     assert result.mode == "turns"
     assert result.status is Status.PASS, result.message
@@ -50,15 +40,15 @@ def test_without_the_yield_rule_the_spinner_starves_its_producer(monkeypatch):
     assert "0x0030" in result.message and "threads 3" in result.message
 
 
-def test_a_kernel_that_never_ends_is_livelock_naming_pcs_and_threads(device):
+def test_a_kernel_that_never_ends_is_livelock_naming_pcs_and_threads(vulkan_device):
     case = _case("spin/never_ends")
-    for dev, backend in ((None, "interp"), (device, "vulkan")):
+    for dev, backend in ((None, "interp"), (vulkan_device, "vulkan")):
         result = run_case(case, backend, dev)
         assert result.status is Status.LIVELOCK, result.message
         assert "step budget of 2000" in result.message and "pc" in result.message and "thread" in result.message
 
 
-def test_both_back_ends_take_the_same_turns(device):
+def test_both_back_ends_take_the_same_turns(vulkan_device):
     """The emitter and the interpreter implement one schedule: every turns-mode case of the
     library takes exactly as many turns on both (and passes on both)."""
     from harness.cases import discover_cases
@@ -67,7 +57,7 @@ def test_both_back_ends_take_the_same_turns(device):
         cpu = run_case(case, "interp")
         if cpu.mode != "turns" or cpu.status is not Status.PASS:
             continue
-        gpu = run_case(case, "vulkan", device)
+        gpu = run_case(case, "vulkan", vulkan_device)
         assert gpu.status is Status.PASS, f"{case.id}: {gpu.message}"
         assert gpu.turns == cpu.turns, f"{case.id}: {gpu.turns} turns on Vulkan, {cpu.turns} in the interpreter"
         checked += 1

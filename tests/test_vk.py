@@ -92,20 +92,6 @@ def assemble(tmp_path, text: str, validate: bool = True) -> bytes:
     return out.read_bytes()
 
 
-@pytest.fixture(scope="module")
-def infos():
-    found = vk.list_devices()
-    if not found:
-        pytest.skip("no Vulkan device (no loader, no ICD, or no physical device)")
-    return found
-
-
-@pytest.fixture(scope="module")
-def device(infos):
-    with vk.Device(0) as dev:
-        yield dev
-
-
 @pytest.fixture
 def triple(tmp_path):
     return assemble(tmp_path, TRIPLE.format(three="%uint_3"))
@@ -116,28 +102,28 @@ def _inputs():
     return data, bytes(4 * N)
 
 
-def test_triple_every_word_and_pipeline_cache(device, triple):
+def test_triple_every_word_and_pipeline_cache(vulkan_device, triple):
     data, zeros = _inputs()
     for attempt in range(2):
-        out = device.run(triple, [data, zeros], groups=(N // 64, 1, 1))
+        out = vulkan_device.run(triple, [data, zeros], groups=(N // 64, 1, 1))
         got = struct.unpack(f"<{N}I", out[1])
         for i, word in enumerate(got):
             assert word == (1000 + 7 * i) * 3 + i, f"out[{i}] on attempt {attempt}"
         assert out[0] == data
-        assert set(device.last_timings) - {"gpu_s"} == {"pipeline_s", "dispatch_s", "upload_s", "readback_s"}
-        if "gpu_s" in device.last_timings:     # the queue's own clock: inside the wall-clock time
-            assert 0 < device.last_timings["gpu_s"] <= device.last_timings["dispatch_s"]
-    assert device.last_timings["pipeline_s"] == 0  # second run: cached pipeline
+        assert set(vulkan_device.last_timings) - {"gpu_s"} == {"pipeline_s", "dispatch_s", "upload_s", "readback_s"}
+        if "gpu_s" in vulkan_device.last_timings:     # the queue's own clock: inside the wall-clock time
+            assert 0 < vulkan_device.last_timings["gpu_s"] <= vulkan_device.last_timings["dispatch_s"]
+    assert vulkan_device.last_timings["pipeline_s"] == 0  # second run: cached pipeline
 
 
-def test_odd_sizes_and_empty_dispatch(device, triple):
-    out = device.run(triple, [b"", bytearray(b"abc")], groups=(0, 1, 1))
+def test_odd_sizes_and_empty_dispatch(vulkan_device, triple):
+    out = vulkan_device.run(triple, [b"", bytearray(b"abc")], groups=(0, 1, 1))
     assert out == [b"", b"abc"]
 
 
-def test_bad_dispatch_rejected(device, triple):
+def test_bad_dispatch_rejected(vulkan_device, triple):
     with pytest.raises(ValueError, match="groups"):
-        device.run(triple, [b"", b""], groups=(1 << 31, 1, 1))
+        vulkan_device.run(triple, [b"", b""], groups=(1 << 31, 1, 1))
 
 
 @pytest.mark.parametrize("blob, message", [
@@ -146,14 +132,14 @@ def test_bad_dispatch_rejected(device, triple):
     (struct.pack("<5I", 0x07230203, 0x00010000, 0, 8, 0) + struct.pack("<I", 9 << 16),
      "word count"),
 ])
-def test_malformed_spirv_is_rejected_before_the_driver(device, blob, message):
+def test_malformed_spirv_is_rejected_before_the_driver(vulkan_device, blob, message):
     with pytest.raises(vk.SpirvError, match=message):
-        device.run(blob, [bytes(4)])
+        vulkan_device.run(blob, [bytes(4)])
 
 
-def test_missing_entry_point(device, triple):
+def test_missing_entry_point(vulkan_device, triple):
     with pytest.raises(vk.SpirvError, match="no GLCompute entry point 'nope'"):
-        device.run(triple, [bytes(4), bytes(4)], entry="nope")
+        vulkan_device.run(triple, [bytes(4), bytes(4)], entry="nope")
 
 
 def test_spirv_version_limit():
@@ -162,25 +148,25 @@ def test_spirv_version_limit():
         vk.check_spirv(header, max_version=(1, 5))
 
 
-def test_invalid_spirv_rejected_by_validation(device, tmp_path):
+def test_invalid_spirv_rejected_by_validation(vulkan_device, tmp_path):
     """validate=True keeps an invalid module (a type used as an operand) from the driver."""
     bad = assemble(tmp_path, TRIPLE.format(three="%v3uint"), validate=False)
-    device.validate = True
+    vulkan_device.validate = True
     try:
         with pytest.raises(vk.SpirvError, match="spirv-val .* rejected the module"):
-            device.run(bad, [bytes(1024)] * 2)
+            vulkan_device.run(bad, [bytes(1024)] * 2)
     finally:
-        device.validate = False
+        vulkan_device.validate = False
 
 
-def test_invalid_spirv_given_to_the_driver(infos, tmp_path, triple):
+def test_invalid_spirv_given_to_the_driver(vulkan_infos, tmp_path, triple):
     """Unvalidated, the same module reaches the driver: lavapipe rejects it with
     VK_ERROR_UNKNOWN; NVIDIA's driver segfaults. In a worker either costs one call."""
     bad = assemble(tmp_path, TRIPLE.format(three="%v3uint"), validate=False)
     with Worker({}, "invalid-spirv") as worker:
         reply = worker.call("worker_targets:run_spirv", 0, bad, [bytes(1024)] * 2,
                             (1, 1, 1), 10.0, timeout_s=30)
-        if infos[0].driver_name == "llvmpipe":
+        if vulkan_infos[0].driver_name == "llvmpipe":
             assert reply.kind == "error" and "VulkanError" in reply.error, reply
             assert "vkCreateComputePipelines" in reply.error
         else:
@@ -190,7 +176,7 @@ def test_invalid_spirv_given_to_the_driver(infos, tmp_path, triple):
         assert good.ok, good.describe()
 
 
-def test_dispatch_timeout_makes_device_unusable(infos, tmp_path, triple):
+def test_dispatch_timeout_makes_device_unusable(vulkan_infos, tmp_path, triple):
     spin = assemble(tmp_path, SPIN)
     with Worker({}, "spin") as worker:
         reply = worker.call("worker_targets:run_spirv", 0, spin, [bytes(4), bytes(4)],
@@ -201,9 +187,9 @@ def test_dispatch_timeout_makes_device_unusable(infos, tmp_path, triple):
         assert after.kind == "error" and "unusable" in after.error
 
 
-def test_device_info(infos, device):
-    info = device.info
-    assert info == infos[0]
+def test_device_info(vulkan_infos, vulkan_device):
+    info = vulkan_device.info
+    assert info == vulkan_infos[0]
     assert info.subgroup_size > 0 and "compute" in info.subgroup_stages
     assert len(info.max_workgroup_size) == 3 and info.max_workgroup_invocations > 0
     assert info.max_shared_memory > 0

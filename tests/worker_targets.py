@@ -1,4 +1,5 @@
-"""Functions the worker tests run inside a Worker child (must be importable there)."""
+"""Functions tests run inside a Worker child, by name (``worker_targets:add``): a child
+process imports this module, so these live here and not in conftest.py as fixtures."""
 from __future__ import annotations
 
 import os
@@ -65,3 +66,13 @@ def run_case_here(case_id: str) -> dict:
     device = cached_device(0)
     result = run_case(case, "child", device)
     return {"status": result.status.name, "message": result.message, "subgroup_size": device.info.subgroup_size}
+
+
+def misbehave(case_path, root, index, device_id, options):
+    """The engine's cell target, except that cases named crash_me and hang_me crash and hang."""
+    from harness.engine import worker_run
+    if "crash_me" in case_path:
+        os._exit(7)
+    if "hang_me" in case_path:
+        time.sleep(3600)
+    return worker_run(case_path, root, index, device_id, options)
