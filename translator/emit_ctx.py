@@ -329,6 +329,9 @@ class SpirvCtx:
     def jump(self, target, taken=None):
         self.out.jump(self, target, self.en if taken is None else self.band(self.en, taken))
 
+    def jump_unguarded(self, target, taken):
+        self.out.jump(self, target, self.band(self.out.active, taken))
+
     def exit(self): self.end(self.en)
 
     def end(self, cond):

@@ -344,6 +344,10 @@ class ThreadCtx:
         if self.en and not self.gather and (taken is None or taken):
             self.t.new_pc = target
 
+    def jump_unguarded(self, target, taken):
+        if not self.t.exited and not self.gather and taken:
+            self.t.new_pc = target
+
     def exit(self):
         if self.en and not self.gather:
             self.t.exited = True

@@ -134,7 +134,7 @@ def _successors(block: Block, returns: list[int]) -> list[int]:
 def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
     """Look an instruction up in the opcode table and resolve its target."""
     base, *mods = raw.opcode.split(".")
-    spec = ops.lookup(base)
+    spec = ops.lookup_form(base, raw.operands)
     where = f"{raw.file}:{raw.line}"
     if spec is None:
         raise UnsupportedInstruction(f"{where}: unknown opcode {raw.opcode}", raw.opcode)

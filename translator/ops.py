@@ -148,6 +148,20 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
 ]}
 
 
+# Forms whose first operand is a predicate and that behave differently from the plain mnemonic.
+PREDICATE_FORMS: dict[str, OpSpec] = {
+    "R2UR": _t("R2UR", warp.r2ur_pred, lanes="values", turns=True),   # Pd: Ra differs between lanes
+}
+
+
 def lookup(base: str) -> OpSpec | None:
     """The entry for a mnemonic without modifiers, or None when the table lacks it."""
     return TABLE.get(base)
+
+
+def lookup_form(base: str, operands) -> OpSpec | None:
+    """The entry for an instruction: its predicate form where the first operand is a
+    predicate and the mnemonic has one, else the mnemonic's entry."""
+    if operands and operands[0].kind in ("pred", "upred") and base in PREDICATE_FORMS:
+        return PREDICATE_FORMS[base]
+    return lookup(base)

@@ -75,14 +75,34 @@ def redux(x: Ctx, i):
 
 # ---------------------------------------------------------------- control
 def bra(x: Ctx, i):
-    if i.mods & {"DIV", "CONV"}:     # taken when the lanes of URm are diverged / converged
-        mask = x.read_enabled(i.ops[0])
-        missing = x.and_(mask, x.not_(x.active()))
-        diverged = x.cmp("ne", missing, x.k32(0), False)
-        x.jump(x.k32(i.target), diverged if "DIV" in i.mods else x.bnot(diverged))
+    if i.mods & {"DIV", "CONV"}:
+        _bra_convergence(x, i)
         return
     preds = [o for o in i.ops if o.kind in PRED_KINDS]
     x.jump(x.k32(i.target), x.readp(preds[0]) if preds else None)
+
+
+def _bra_convergence(x: Ctx, i):
+    """BRA.DIV / BRA.CONV URm: one decision for every lane of the turn. The lanes of URm are
+    *converged* when each of them is here with its guard true; BRA.CONV is taken then,
+    BRA.DIV otherwise. The guard is part of the test, not a per-lane enable: in
+    ``R2UR P1, URZ, R0 ; @!P1 BRA.DIV UR4, slow`` (P1: the mask differs between lanes) the
+    lanes holding different masks take the slow path together even when all are here
+    (recorded on an H200: converged lanes calling __ballot_sync with two disjoint masks)."""
+    mask = x.read_enabled(i.ops[0])
+    missing = x.and_(mask, x.not_(x.active()))      # active(): lanes here with the guard true
+    converged = x.cmp("eq", missing, x.k32(0), False)
+    x.jump_unguarded(x.k32(i.target), converged if "CONV" in i.mods else x.bnot(converged))
+
+
+def r2ur_pred(x: Ctx, i):
+    """``R2UR Pd, URd, Ra``: URd = Ra, and Pd = Ra is not the same on every lane executing
+    it (ptxas's test before the fast path of a ``*_sync`` collective with a mask in a register)."""
+    pd, ud, ra = i.ops[:3]
+    value = x.read(ra)
+    _, same = x.match_all(value)
+    x.write(ud, value)
+    x.writep(pd, x.bnot(same))
 
 
 def call(x: Ctx, i):
