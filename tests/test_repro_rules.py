@@ -48,8 +48,8 @@ def test_r2ur_with_a_predicate_is_a_collective_and_without_one_a_move():
         /*0020*/                   EXIT ;
     """, "k")
     first, second = program.insts[:2]
-    assert first.spec.role == "collective" and first.spec.turns and program.turns
-    assert second.spec.role == "alu" and second.spec is ops.lookup("R2UR")
+    assert first.exchanges and first.spec.lanes == "values" and program.turns
+    assert not second.exchanges and second.spec is ops.lookup("R2UR")
 
 
 def test_without_the_predicate_of_r2ur_disjoint_masks_take_the_fast_path(monkeypatch):
