@@ -4,7 +4,9 @@
 The SPIR-V key covers everything translation reads: the kernel's listing text, the block
 shape, shared memory size, mode, and the translator's own source, so editing the translator
 invalidates every entry. ``WARPBOARD_CACHE`` sets the folder (default ``.warpboard-cache``);
-``WARPBOARD_CACHE=off`` turns caching off.
+``WARPBOARD_CACHE=off`` turns caching off. Entries carry the hash of their content in
+their name and are checked on every read; a cache that cannot be read or written is no
+cache, never a failed cell.
 """
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import translator
+
+SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
 
 
 def cache_dir() -> Path | None:
@@ -41,18 +45,58 @@ def spirv_key(listing: str, kernel: str, block, shared_bytes: int, mode: str | N
     return h.hexdigest()
 
 
-def load_spirv(key: str) -> bytes | None:
+def _spirv_folder() -> Path | None:
     root = cache_dir()
-    path = root / "spirv" / f"{key}.spv" if root else None
-    return path.read_bytes() if path and path.is_file() else None
+    return root / "spirv" if root else None
+
+
+def _content_digest(spirv: bytes) -> str:
+    return hashlib.sha256(spirv).hexdigest()[:32]
+
+
+def _is_spirv(data: bytes) -> bool:
+    return len(data) >= 20 and len(data) % 4 == 0 and data[:4] == SPIRV_MAGIC
+
+
+def load_spirv(key: str) -> bytes | None:
+    """The cached module for ``key``, or None. An entry whose bytes do not hash to the
+    digest in its name (truncated, edited, half written) is removed and ignored; any
+    error reading the cache means no cache, never a failed cell."""
+    folder = _spirv_folder()
+    if folder is None:
+        return None
+    try:
+        entries = sorted(folder.glob(f"{key}.*.spv"))
+    except OSError:
+        return None
+    for entry in entries:
+        digest = entry.name[len(key) + 1:-len(".spv")]
+        try:
+            data = entry.read_bytes()
+        except OSError:
+            continue
+        if _content_digest(data) == digest and _is_spirv(data):
+            return data
+        _remove(entry)
+    return None
 
 
 def store_spirv(key: str, spirv: bytes) -> None:
-    root = cache_dir()
-    if root is None:
+    """Keep ``spirv`` under ``key`` as ``<key>.<content digest>.spv``, written atomically.
+    A cache that cannot be written (read-only, full, not a folder) is skipped silently and
+    leaves no temporary file."""
+    folder = _spirv_folder()
+    if folder is None:
         return
-    folder = root / "spirv"
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{key}.{os.getpid()}.tmp"
-    tmp.write_bytes(spirv)
-    tmp.replace(folder / f"{key}.spv")      # atomic: concurrent workers never see half a file
+    from .files import write_atomic
+    try:
+        write_atomic(folder / f"{key}.{_content_digest(spirv)}.spv", spirv)
+    except OSError:
+        pass
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass

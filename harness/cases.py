@@ -10,6 +10,7 @@ Line numbers for semantic errors come from a plain text search of the file
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,15 @@ from translator.sass import ANONYMOUS, parse_listing
 DEFAULT_SHARED_BYTES = 16384
 MAX_SHARED_BYTES = 101376        # 99 KiB: the most shared memory one sm_86 block can have
 MAX_BLOCK_THREADS = 1024
+MAX_BLOCK_DIMS = (1024, 1024, 64)  # CUDA's per-dimension block limits
+MAX_GRID_DIM = 65535             # the least maxComputeWorkGroupCount Vulkan guarantees
+MAX_TOTAL_THREADS = 1 << 18      # the interpreter runs every thread of the launch on the CPU
+MAX_BUFFER_WORDS = 1 << 24       # 64 MiB per buffer
+MAX_TOTAL_WORDS = 1 << 25        # 128 MiB in all of a case's buffers
+MAX_STEP_BUDGET = 1 << 24        # steps per thread (free) or turns per block (turns)
+MAX_SUMMARY_CHARS = 500
+MAX_NAME_CHARS = 100
+MAX_FILE_BYTES = 16 << 20        # a case file or a listing
 PROVENANCE_KINDS = ("chip", "derived", "pending")
 
 TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
@@ -43,6 +53,14 @@ _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 class CaseError(ValueError):
     """A case file that cannot be used; the message starts with ``path:line: `` where known."""
+
+
+@dataclass(frozen=True)
+class BrokenCase:
+    """A case file that did not load: it becomes an ERROR row, the other cases still run."""
+    id: str
+    path: Path
+    message: str
 
 
 @dataclass(frozen=True)
@@ -199,6 +217,11 @@ def _tname(v: Any) -> str:
             dict: "table"}.get(type(v), type(v).__name__)
 
 
+def _short_repr(v: Any, limit: int = 60) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -272,15 +295,19 @@ class _Checker:
             raise self.err(key, f"{label}: {v} is not a u{bits} (0..{(1 << bits) - 1:#x})")
         return v
 
-    def dims(self, key: str) -> tuple[int, int, int]:
-        """A launch dimension: an int or a list of 1-3 positive ints, padded with 1s."""
+    def dims(self, key: str, limits: tuple[int, int, int]) -> tuple[int, int, int]:
+        """A launch dimension: an int or a list of 1-3 positive ints, padded with 1s, each
+        at most its entry of ``limits``."""
         v = self.required(key)
         dims = [v] if _is_int(v) else v
         if (not isinstance(dims, list) or not 1 <= len(dims) <= 3
                 or not all(_is_int(d) and d >= 1 for d in dims)):
             raise self.err(key, f"{self.name(key)}: must be a positive integer or an array "
-                                f"of 1-3 positive integers, got {v!r}")
+                                f"of 1-3 positive integers, got {_short_repr(v)}")
         dims = dims + [1] * (3 - len(dims))
+        for axis, d, most in zip("xyz", dims, limits):
+            if d > most:
+                raise self.err(key, f"{self.name(key)}: {axis} = {d}, at most {most}")
         return dims[0], dims[1], dims[2]
 
     def table_(self, key: str, required: bool = True) -> dict | None:
@@ -302,18 +329,16 @@ def load_case(path: str | Path, root: str | Path | None = None) -> Case:
     """Load and validate one case file. ``root`` is the cases directory the id is taken
     relative to; by default the nearest ancestor called ``cases`` (else the file stem)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise CaseError(f"{path}: cannot read: {e.strerror or e}") from None
+    text = read_text(path)
     data = _parse(path, text)
     loc = _Locator(path, text)
     top = _Checker(loc, data, "")
     top.only(TOP_KEYS)
-    name, summary, tags = top.string("name"), top.string("summary"), _tags(top)
-    listing_text, listing_path, listing_line = _listing(top, path, text)
-    kernel, source = _kernel(top, listing_text), _beside(top, path, "source")
-    step_budget = top.integer("step_budget", 1, 2**63 - 1, required=False)
+    name, summary, tags = _short(top, "name", MAX_NAME_CHARS), _short(top, "summary", MAX_SUMMARY_CHARS), _tags(top)
+    confine = case_root(path, root)
+    listing_text, listing_path, listing_line = _listing(top, path, text, confine)
+    kernel, source = _kernel(top, listing_text), _beside(top, path, "source", confine)
+    step_budget = top.integer("step_budget", 1, MAX_STEP_BUDGET, required=False)
     provenance = _provenance(loc, top.table_("provenance"))
     grid, block, shared = _launch(loc, top.table_("launch"))
     buffers = _buffers(loc, top.tables("buffers"))
@@ -332,6 +357,17 @@ def discover_cases(root: str | Path = "cases", patterns: Iterable[str] | None = 
     """All ``*.toml`` cases below ``root`` (recursively), sorted by id; ``patterns`` are
     fnmatch patterns on the id (a case is kept if any matches). Every selected file is
     loaded; if any fail, one CaseError lists all their messages, one per line."""
+    cases, broken = scan_cases(root, patterns)
+    if broken:
+        raise CaseError("\n".join(b.message for b in broken))
+    return cases
+
+
+def scan_cases(root: str | Path = "cases",
+               patterns: Iterable[str] | None = None) -> tuple[list[Case], list[BrokenCase]]:
+    """The selected cases below ``root`` (as :func:`discover_cases`) and, apart, the files
+    that did not load, each with its ``file:line: ...`` message: one bad file costs its own
+    row, not the run. CaseError only when ``root`` is not a folder."""
     root = Path(root)
     if not root.is_dir():
         raise CaseError(f"{root}: no such cases directory")
@@ -339,21 +375,48 @@ def discover_cases(root: str | Path = "cases", patterns: Iterable[str] | None = 
     found = sorted((_case_id(p, root), p) for p in root.rglob("*.toml"))
     if patterns is not None:
         found = [(i, p) for i, p in found if any(fnmatch.fnmatchcase(i, pat) for pat in patterns)]
-    cases, errors = [], []
-    for _, p in found:
+    cases, broken = [], []
+    for case_id, p in found:
         try:
             cases.append(load_case(p, root))
         except CaseError as e:
-            errors.append(str(e))
-    if errors:
-        raise CaseError("\n".join(errors))
-    return cases
+            broken.append(BrokenCase(case_id, p, str(e)))
+        except Exception as e:  # noqa: BLE001 - a loader bug costs this row only
+            broken.append(BrokenCase(case_id, p, f"{p}: {type(e).__name__}: {e}"))
+    return cases, broken
+
+
+def read_text(path: Path, what: str = "case file") -> str:
+    """A UTF-8 text file of at most MAX_FILE_BYTES, or a CaseError naming it (and the line
+    of the first byte that is not UTF-8)."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise CaseError(f"{path}: {what} larger than {MAX_FILE_BYTES >> 20} MiB")
+        raw = path.read_bytes()
+    except OSError as e:
+        raise CaseError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise CaseError(f"{path}:{line}: {what} is not UTF-8 (byte {raw[e.start]:#04x} "
+                        f"at offset {e.start})") from None
+
+
+def case_root(path: Path, root: str | Path | None) -> Path:
+    """The folder a case's files must stay inside: ``root``, else the nearest ancestor
+    called ``cases``, else the case file's own folder."""
+    if root is not None:
+        return Path(root)
+    return next((a for a in path.parents if a.name == "cases"), path.parent)
 
 
 def _parse(path: Path, text: str) -> dict:
     """The parsed TOML, or a CaseError at the line tomllib complains about."""
     try:
         return tomllib.loads(text)
+    except RecursionError:
+        raise _error(path, None, "invalid TOML: values nested too deeply") from None
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
         m = _TOML_POS.search(msg)
@@ -373,18 +436,30 @@ def _case_id(path: Path, root: str | Path | None) -> str:
     return path.stem
 
 
-def _beside(top: _Checker, path: Path, key: str) -> Path | None:
-    """A file named by ``key`` relative to the case file, which must exist."""
+def _beside(top: _Checker, path: Path, key: str, confine: Path) -> Path | None:
+    """A file named by ``key`` relative to the case file, which must exist inside the case
+    root ``confine`` (no absolute paths, no ``..`` or links out of the library)."""
     name = top.string(key, required=False)
     if name is None:
         return None
     target = path.parent / name
+    inside = Path(os.path.realpath(confine))
+    if Path(name).is_absolute() or not Path(os.path.realpath(target)).is_relative_to(inside):
+        raise top.err(key, f"{key}: {name!r} is outside the case root {confine}")
     if not target.is_file():
         raise top.err(key, f"{key}: no such file: {target}")
     return target
 
 
-def _listing(top: _Checker, path: Path, text: str) -> tuple[str, Path, int]:
+def _short(top: _Checker, key: str, limit: int) -> str:
+    """A required string of at most ``limit`` characters."""
+    text = top.string(key)
+    if len(text) > limit:
+        raise top.err(key, f"{key}: {len(text)} characters, at most {limit}")
+    return text
+
+
+def _listing(top: _Checker, path: Path, text: str, confine: Path) -> tuple[str, Path, int]:
     """(listing text, file it is in, 1-based line where it starts) from listing or sass."""
     has_file, has_inline = "listing" in top.data, "sass" in top.data
     if has_file and has_inline:
@@ -395,11 +470,11 @@ def _listing(top: _Checker, path: Path, text: str) -> tuple[str, Path, int]:
                             "or 'sass' (the listing inline)")
     if has_inline:
         return top.string("sass"), path, _inline_start(top.loc, text)
-    target = _beside(top, path, "listing")
+    target = _beside(top, path, "listing", confine)
     try:
-        return target.read_text(encoding="utf-8"), target, 1
-    except (OSError, UnicodeDecodeError) as e:
-        raise top.err("listing", f"listing: cannot read {target}: {e}") from None
+        return read_text(target, "listing"), target, 1
+    except CaseError as e:
+        raise top.err("listing", f"listing: {e}") from None
 
 
 def _inline_start(loc: _Locator, text: str) -> int:
@@ -447,11 +522,14 @@ def _launch(loc: _Locator, data: dict) -> tuple[tuple[int, int, int], tuple[int,
     """(grid, block, shared_bytes) from the [launch] table."""
     c = _Checker(loc, data, "launch", "launch")
     c.only(LAUNCH_KEYS)
-    grid, block = c.dims("grid"), c.dims("block")
+    grid, block = c.dims("grid", (MAX_GRID_DIM,) * 3), c.dims("block", MAX_BLOCK_DIMS)
     threads = block[0] * block[1] * block[2]
     if threads > MAX_BLOCK_THREADS:
         raise c.err("block", f"launch.block: {threads} threads per block, "
                              f"at most {MAX_BLOCK_THREADS}")
+    if threads * grid[0] * grid[1] * grid[2] > MAX_TOTAL_THREADS:
+        raise c.err("grid", f"launch.grid: {threads * grid[0] * grid[1] * grid[2]} threads in "
+                            f"the launch, at most {MAX_TOTAL_THREADS}")
     shared = c.integer("shared_bytes", 0, MAX_SHARED_BYTES, required=False)
     return grid, block, DEFAULT_SHARED_BYTES if shared is None else shared
 
@@ -463,7 +541,7 @@ def _buffer(loc: _Locator, data: dict, index: int) -> BufferSpec:
     name = c.string("name")
     if not _IDENT.match(name):
         raise c.err("name", f"buffers[{index}].name: {name!r} is not an identifier")
-    words = c.integer("words", 1, 1 << 28)
+    words = c.integer("words", 1, MAX_BUFFER_WORDS)
     c.required("init")
     init = c.words("init", words, fill_ok=True)
     expected = c.words("expected", words, fill_ok=False) if "expected" in data else None
@@ -475,6 +553,9 @@ def _buffers(loc: _Locator, tables: list[dict]) -> tuple[BufferSpec, ...]:
     if not tables:
         raise loc.error("buffers: a case needs at least one [[buffers]] table", "buffers")
     buffers = tuple(_buffer(loc, t, i) for i, t in enumerate(tables))
+    total = sum(b.words for b in buffers)
+    if total > MAX_TOTAL_WORDS:
+        raise loc.error(f"buffers: {total} words in all, at most {MAX_TOTAL_WORDS}", "buffers")
     for i, b in enumerate(buffers):
         if b.name in (o.name for o in buffers[:i]):
             raise loc.error(f"buffers[{i}].name: duplicate buffer name '{b.name}'",

@@ -10,15 +10,16 @@ import datetime
 import os
 import platform
 import socket
+import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 
 from translator.errors import TranslatorError, UnsupportedInstruction
 
 from . import compare
-from .cases import Case, load_case
+from .cases import BrokenCase, Case, load_case
 from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
 
 INTERP = "interp"
@@ -45,6 +46,9 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
     start = time.perf_counter()
     result = CaseResult(case.id, device_id, Status.ERROR, outcome=Outcome.ERROR.value)
     try:
+        beyond = device_limit(case, device.info) if device is not None else None
+        if beyond:
+            raise UnsupportedInstruction(beyond)
         prep = prepare(case, options.budget)
         if device is None:
             raw = run_interpreter(prep)
@@ -64,6 +68,24 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
     result.status = decide(result.run)
     result.time_s = time.perf_counter() - start
     return result
+
+
+def device_limit(case: Case, info) -> str | None:
+    """What of the case's launch the device cannot hold (block size, block count, shared
+    memory, buffer size), or None: such a cell is UNSUPPORTED on that device."""
+    block, most = case.block, tuple(info.max_workgroup_size)
+    if case.threads_per_block > info.max_workgroup_invocations or any(b > m for b, m in zip(block, most)):
+        return (f"block {list(block)} exceeds the device's limits ({info.max_workgroup_invocations} "
+                f"invocations, {list(most)} per dimension)")
+    if any(g > m for g, m in zip(case.grid, info.max_workgroup_count)):
+        return f"grid {list(case.grid)} exceeds the device's {list(info.max_workgroup_count)}"
+    if case.shared_bytes > info.max_shared_memory:
+        return f"{case.shared_bytes} bytes of shared memory, the device has {info.max_shared_memory}"
+    largest = max(case.buffers, key=lambda b: b.words)
+    if largest.words * 4 > info.max_storage_buffer_range:
+        return (f"buffer {largest.name!r} of {largest.words * 4} bytes exceeds the device's "
+                f"storage buffer range ({info.max_storage_buffer_range})")
+    return None
 
 
 def _record(case: Case, raw, result: CaseResult) -> None:
@@ -96,38 +118,74 @@ def worker_run(case_path: str, root: str | None, device_index: int | None, devic
 
 
 # ------------------------------------------------------------------ the matrix
+@dataclass
+class _Stop:
+    """Ctrl-C for a running matrix: the flag the columns check and the workers to kill."""
+    event: threading.Event = field(default_factory=threading.Event)
+    workers: list = field(default_factory=list)
+
+    def stop(self) -> None:
+        self.event.set()
+        for worker in list(self.workers):
+            worker.interrupt()
+
+
 def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: Options | None = None,
                root: str | None = None, expectations=None, repeat: int = 1,
-               progress=None) -> dict:
-    """Every case on every device configuration (and the interpreter); a results document."""
+               progress=None, broken: list[BrokenCase] = ()) -> dict:
+    """Every case on every device configuration (and the interpreter); a results document.
+
+    A case file that did not load (``broken``) is an ERROR row on every column. Ctrl-C
+    (KeyboardInterrupt) stops the workers; the document then holds the cells that finished
+    and says ``"partial": true``.
+    """
     options = options or Options()
     columns = [(c.id, c.index, c.env, c.info.subgroup_size) for c in configs]
     if interp:
         columns.append((INTERP, None, {}, 32))
-    jobs = max(1, min(len(columns), os.cpu_count() or 1))
-    with ThreadPoolExecutor(jobs) as pool:
-        per_device = list(pool.map(lambda col: _run_column(cases, col, options, root, repeat, expectations,
-                                                           progress), columns))
+    stop, per_device = _Stop(), [[] for _ in columns]
+    pool = ThreadPoolExecutor(max(1, min(len(columns), os.cpu_count() or 1)))
+    futures = [pool.submit(_run_column, cases, col, options, root, repeat, expectations, progress, out, stop)
+               for col, out in zip(columns, per_device)]
+    try:
+        while wait(futures, timeout=0.5).not_done:
+            pass
+    except KeyboardInterrupt:
+        stop.stop()
+        wait(futures)
+    pool.shutdown()
+    for future in futures:
+        future.result()             # a bug in a column is a bug, not a cell
     results = [r for column in per_device for r in column]
+    results += [_broken_result(b, col[0]) for b in broken for col in columns]
     devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
-    return document(cases, devices, results)
+    return document(cases, devices, results, broken, partial=stop.event.is_set())
 
 
 def _run_column(cases, column, options: Options, root, repeat: int, expectations,
-                progress) -> list[CaseResult]:
+                progress, out: list, stop: _Stop) -> None:
+    """One device's cells, appended to ``out`` as they finish, until done or stopped."""
     from .worker import Worker
     device_id, index, env, subgroup = column
-    out = []
     with Worker(env, device_id) as worker:
+        stop.workers.append(worker)
         for case in cases:
-            runs = [run_in_worker(worker, case, device_id, index, options, root) for _ in range(max(1, repeat))]
+            runs = []
+            for _ in range(max(1, repeat)):
+                runs.append(run_in_worker(worker, case, device_id, index, options, root))
+                if stop.event.is_set():
+                    return              # the cell in progress was killed: it did not finish
             result = _fold_repeats(runs, expectations.expected(case.id, device_id) if expectations else None)
             if result.subgroup_size is None:
                 result.subgroup_size = subgroup
             out.append(result)
             if progress:
                 progress(result)
-    return out
+
+
+def _broken_result(broken: BrokenCase, device_id: str) -> CaseResult:
+    return CaseResult(broken.id, device_id, Status.ERROR, message=broken.message,
+                      outcome=Outcome.ERROR.value)
 
 
 def run_in_worker(worker, case: Case, device_id: str, index: int | None, options: Options,
@@ -164,20 +222,27 @@ def _device_json(config) -> dict:
             "subgroup_size": info.subgroup_size, "env": dict(config.env)}
 
 
-def document(cases: list[Case], devices: list[dict], results: list[CaseResult]) -> dict:
-    """The results JSON (version 1)."""
+def document(cases: list[Case], devices: list[dict], results: list[CaseResult],
+             broken: list[BrokenCase] = (), partial: bool = False) -> dict:
+    """The results JSON (version 1); ``partial`` when the run was stopped before the end."""
     from importlib.metadata import PackageNotFoundError, version
     try:
         ours = version("warpboard")
     except PackageNotFoundError:
         ours = "unknown"
-    return {
+    doc = {
         "version": RESULTS_VERSION,
         "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "warpboard": ours, "host": socket.gethostname(), "platform": platform.platform(),
         "devices": devices,
         "cases": [{"id": c.id, "path": str(c.path), "tags": list(c.tags), "summary": c.summary,
                    "provenance": dict(c.provenance), "threads": c.total_threads, "warp_size": 32}
-                  for c in cases],
+                  for c in cases]
+        + [{"id": b.id, "path": str(b.path), "tags": [], "summary": "", "provenance": {},
+            "threads": 0, "warp_size": 32} for b in broken],
         "results": [r.to_json() for r in results],
     }
+    if partial:
+        doc["partial"] = True
+        doc["notes"] = [f"the run was interrupted: {len(results)} cells finished"]
+    return doc

@@ -86,6 +86,7 @@ class Worker:
         self.env = dict(env or {})
         self.name = name
         self.starts = 0
+        self.stopped = False            # set by interrupt(): no further child is started
         self._proc: subprocess.Popen | None = None
         fd, self._stderr_path = tempfile.mkstemp(prefix=f"warpboard-{_slug(name)}-",
                                                  suffix=".stderr")
@@ -120,8 +121,21 @@ class Worker:
         reply.stderr_tail = self._stderr_since(offset)
         return reply
 
+    def interrupt(self) -> None:
+        """Stop this worker from another thread (Ctrl-C): kill the running child's group,
+        so a call in progress returns at once as a crash, and start no new child."""
+        self.stopped = True
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     def _exchange(self, request: bytes, deadline: float) -> WorkerReply:
         """Send one request and wait for its reply; kill the child on timeout."""
+        if self.stopped:
+            return WorkerReply("crash", error=f"worker {self.name!r} was interrupted")
         try:
             proc = self._ensure_child()
             _send(proc.stdin, request)

@@ -61,23 +61,32 @@ def _exit_code(fail_on: str, results: dict[str, Any], baseline: dict[str, Any] |
 
 def run_report(args: argparse.Namespace) -> int:
     """Carry out ``warpboard report`` for parsed arguments; return the exit code."""
+    from harness.files import OutputError, output_problem, write_atomic
     from . import collect, render
     from .collect import ResultsError
+    problem = (output_problem(args.output) if args.output else None) or \
+        (f"--outdir {args.outdir} is a file" if args.outdir and args.outdir.is_file() else None)
+    if problem:
+        print(f"warpboard report: error: {problem}", file=sys.stderr)
+        return 2
     try:
         results = collect.load(args.results)
         baseline = collect.load(args.against) if args.against else None
     except ResultsError as exc:
-        print(f"warpboard report: {exc}", file=sys.stderr)
+        print(f"warpboard report: {render.plain(exc)}", file=sys.stderr)
         return 2
     text = _rendered(args.format, results, baseline)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    if args.outdir:
-        for kind, path in render.write_all(results, args.outdir, baseline).items():
-            print(f"wrote {kind}: {path}", file=sys.stderr)
+    try:
+        if args.output:
+            write_atomic(args.output, text)
+        else:
+            sys.stdout.write(text)
+        if args.outdir:
+            for kind, path in render.write_all(results, args.outdir, baseline).items():
+                print(f"wrote {kind}: {path}", file=sys.stderr)
+    except OutputError as exc:
+        print(f"warpboard report: error: {render.plain(exc)}", file=sys.stderr)
+        return 1
     return _exit_code(args.fail_on, results, baseline)
 
 
@@ -104,16 +113,24 @@ def add_merge_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run_merge(args: argparse.Namespace) -> int:
     """Carry out ``warpboard merge`` for parsed arguments; return the exit code."""
+    from harness.files import OutputError, output_problem, write_atomic
     from . import collect
     from .collect import ResultsError
     from .merge import merge
+    from .render import plain
+    if problem := output_problem(args.output):
+        print(f"warpboard merge: error: {problem}", file=sys.stderr)
+        return 2
     try:
         merged = merge([collect.load(p) for p in args.inputs])
     except ResultsError as exc:
-        print(f"warpboard merge: {exc}", file=sys.stderr)
+        print(f"warpboard merge: {plain(exc)}", file=sys.stderr)
         return 2
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(merged, indent=1) + "\n", encoding="utf-8")
+    try:
+        write_atomic(args.output, json.dumps(merged, indent=1) + "\n")
+    except OutputError as exc:
+        print(f"warpboard merge: error: {plain(exc)}", file=sys.stderr)
+        return 1
     for note in merged.get("notes", []):
         print(f"note: {note}", file=sys.stderr)
     print(f"merged {len(args.inputs)} runs: {len(merged['devices'])} devices, "

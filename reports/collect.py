@@ -36,10 +36,14 @@ def load(path: str | Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read results file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not UTF-8 (byte offset {exc.start})") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
+        raise ResultsError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ResultsError(f"{path}: not valid JSON: {type(exc).__name__}: {exc}") from None
     return check(doc, source=str(path))
 
 
@@ -53,10 +57,50 @@ def check(doc: Any, source: str = "results") -> dict[str, Any]:
             f"{source}: results version {version!r} is not supported "
             f"(this warpboard reads version {RESULTS_VERSION}); "
             "re-run `warpboard run` with this version or use a matching warpboard")
-    for key in ("devices", "cases", "results"):
+    for key in ("devices", "cases", "results", "notes", "merged_from"):
         if not isinstance(doc.get(key, []), list):
             raise ResultsError(f"{source}: {key!r} must be a list")
+    for key, fields in RECORD_FIELDS.items():
+        for i, record in enumerate(doc.get(key, [])):
+            _check_record(record, fields, f"{source}: {key}[{i}]")
+            for j, m in enumerate(record.get("mismatches") or [] if key == "results" else []):
+                _check_record(m, MISMATCH_FIELDS, f"{source}: {key}[{i}].mismatches[{j}]")
+    for i, note in enumerate(doc.get("notes", [])):
+        if not isinstance(note, str):
+            raise ResultsError(f"{source}: notes[{i}]: must be a string")
     return doc
+
+
+_STR, _INT, _NUM = (str,), (int,), (int, float)
+REQUIRED = object()     # marks the keys a record must have
+RECORD_FIELDS: dict[str, dict[str, tuple]] = {
+    "devices": {"id": (REQUIRED, str), "name": _STR, "driver_name": _STR, "driver_info": _STR,
+                "api_version": _STR, "subgroup_size": _INT},
+    "cases": {"id": (REQUIRED, str), "summary": _STR, "path": _STR, "threads": _INT, "tags": (list,),
+              "provenance": (dict,)},
+    "results": {"case": (REQUIRED, str), "device": (REQUIRED, str), "status": (REQUIRED, str),
+                "message": _STR, "mismatches": (list,), "mismatch_count": _INT, "turns": _INT,
+                "steps": _INT, "mode": _STR, "time_s": _NUM, "subgroup_size": _INT, "traceback": _STR},
+}
+MISMATCH_FIELDS = {"buffer": (REQUIRED, str), "index": (REQUIRED, int), "expected": (REQUIRED, int),
+                   "actual": (REQUIRED, int), "thread": _INT, "warp": _INT, "lane": _INT}
+
+
+def _check_record(record: Any, fields: dict[str, tuple], where: str) -> None:
+    """``record`` is an object whose known keys have the listed types (None allowed unless
+    REQUIRED); a ResultsError naming the record and key otherwise."""
+    if not isinstance(record, dict):
+        raise ResultsError(f"{where}: must be an object, not {type(record).__name__}")
+    for key, types in fields.items():
+        value = record.get(key)
+        if value is None:
+            if REQUIRED in types:
+                raise ResultsError(f"{where}: missing {key!r}")
+            continue
+        wanted = tuple(t for t in types if t is not REQUIRED)
+        if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
+            raise ResultsError(f"{where}.{key}: must be {' or '.join(t.__name__ for t in wanted)}, "
+                               f"not {type(value).__name__}")
 
 
 # --------------------------------------------------------------------------- statuses
@@ -207,13 +251,15 @@ class Change:
 class Comparison:
     """What changed against a baseline: red now but green before, the reverse, new cases.
 
-    "Passing" means green in CI terms (PASS, XFAIL, UNSUPPORTED); only devices and
-    cases present in both runs are compared for regressions and fixes.
+    "Passing" means green in CI terms (PASS, XFAIL, UNSUPPORTED). A cell of a case both
+    runs have that had a result and now has none (its device is gone, or the run stopped
+    early) is a regression to MISSING; cases gone from the library are listed apart.
     """
     regressions: list[Change] = field(default_factory=list)
     fixes: list[Change] = field(default_factory=list)
     new_cases: list[str] = field(default_factory=list)
     removed_cases: list[str] = field(default_factory=list)
+    removed_devices: list[str] = field(default_factory=list)
 
     def change_for(self, case: str, device: str) -> Change | None:
         """The regression or fix recorded for a cell, if any."""
@@ -228,15 +274,15 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> Comparison:
     old, new = scoreboard(baseline), scoreboard(current)
     cmp = Comparison(
         new_cases=[c for c in new.index if c not in old.index],
-        removed_cases=[c for c in old.index if c not in new.index])
+        removed_cases=[c for c in old.index if c not in new.index],
+        removed_devices=[d for d in old.columns if d not in new.columns])
     for case in new.index:
         if case not in old.index:
             continue
-        for dev in new.columns:
-            if dev not in old.columns:
-                continue
-            before, after = old.at[case, dev], new.at[case, dev]
-            if is_passing(before) and is_failure(after):
+        for dev in old.columns:
+            before = old.at[case, dev]
+            after = new.at[case, dev] if dev in new.columns else MISSING
+            if (is_passing(before) and is_failure(after)) or (before != MISSING and after == MISSING):
                 cmp.regressions.append(Change(case, dev, before, after))
             elif is_failure(before) and is_passing(after):
                 cmp.fixes.append(Change(case, dev, before, after))

@@ -84,12 +84,14 @@ def terminal(results: dict[str, Any], baseline: dict[str, Any] | None = None,
     """The scoreboard as a plain-text table, one summary line per device, and (with a
     baseline) the regressions, fixes and new cases."""
     board = collect.scoreboard(results)
-    rows = [[plain(case)] + list(row) for case, row in zip(board.index, board.values)]
+    rows = [[plain(case)] + [plain(s) for s in row] for case, row in zip(board.index, board.values)]
     out = [tabulate(rows, headers=["case"] + [plain(d) for d in board.columns],
                     tablefmt=tablefmt), ""]
     width = max((len(d) for d in board.columns), default=0)
     for s in collect.summaries(results):
-        out.append(f"{plain(s.device):<{width}}  {s.line()}")
+        out.append(f"{plain(s.device):<{width}}  {plain(s.line())}")
+    if results.get("partial"):
+        out += ["", "partial run: interrupted before every cell finished"]
     cmp = _comparison(results, baseline)
     if cmp is not None:
         out += ["", *_change_lines(cmp, plain)]
@@ -105,6 +107,10 @@ def _change_lines(cmp: Comparison, quote) -> list[str]:
                 for c in changes]
     out.append(f"New cases: {len(cmp.new_cases)}")
     out += [f"  {quote(c)}" for c in cmp.new_cases]
+    for title, gone in (("Devices gone", cmp.removed_devices), ("Cases gone", cmp.removed_cases)):
+        if gone:
+            out.append(f"{title}: {len(gone)}")
+            out += [f"  {quote(g)}" for g in gone]
     return out
 
 
@@ -145,6 +151,9 @@ def _md_changes(cmp: Comparison) -> list[str]:
         out += [f"- {md(c.case)} on {md(c.device)}: {md(c.before)} -> {md(c.after)}"
                 for c in changes] or ["None."]
         out.append("")
+    for title, gone in (("Devices gone", cmp.removed_devices), ("Cases gone", cmp.removed_cases)):
+        if gone:
+            out += [f"### {title}", "", *[f"- {md(g)}" for g in gone], ""]
     out += ["### New cases", ""]
     out += [f"- {md(c)}" for c in cmp.new_cases] or ["None."]
     return out + [""]
@@ -412,10 +421,10 @@ def write_all(results: dict[str, Any], outdir: str | Path,
     """Write scoreboard.md, scoreboard.html and scoreboard.json into ``outdir``;
     return their paths keyed by "markdown", "html", "json"."""
     outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": outdir / "scoreboard.md", "html": outdir / "scoreboard.html",
              "json": outdir / "scoreboard.json"}
-    paths["markdown"].write_text(markdown(results, baseline), encoding="utf-8")
-    paths["html"].write_text(html(results, baseline), encoding="utf-8")
-    paths["json"].write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    from harness.files import write_atomic
+    write_atomic(paths["markdown"], markdown(results, baseline))
+    write_atomic(paths["html"], html(results, baseline))
+    write_atomic(paths["json"], json.dumps(results, indent=1) + "\n")
     return paths

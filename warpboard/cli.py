@@ -3,23 +3,51 @@
 One argparse subcommand per command, each a pair of functions: one adds its options, one
 carries it out from the parsed arguments and returns the exit code. The commands of
 ``harness`` and ``reports`` bring their own pairs; ``run`` is wired here, because it hands
-the engine's results to the reports. Usage errors print one line and exit with status 2.
+the engine's results to the reports. Usage errors (bad options, missing or unreadable
+inputs) print one line and exit with status 2; a file that cannot be written exits 1;
+Ctrl-C exits 130 after writing the cells that finished. ``WARPBOARD_DEBUG=1`` lets an
+unexpected exception through with its traceback.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 from harness import bench, newcase, truth
+from harness.cases import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_SHARED_BYTES, MAX_STEP_BUDGET
+from harness.files import OutputError, output_problem, write_atomic
 from reports import cli as reports_cli
+from reports.render import plain
 
 EXPECTATIONS = "ci/expectations.txt"
 DESCRIPTION = ("Run SM86 SASS cases on every Vulkan device and the CPU reference interpreter; "
                "render, merge and compare the scoreboards; translate, measure and write cases.")
+
+
+MAX_TIMEOUT_S = 24 * 3600
+MAX_REPEAT = 100
+INTERRUPTED = 130                   # the shell's status for a process ended by SIGINT
+
+
+class UsageError(Exception):
+    """A command that cannot run as asked; :func:`main` prints it on one line, exit 2."""
+
+
+def bounded(kind: type, lo, hi, *, above: bool = False) -> Callable[[str], object]:
+    """An argparse type: ``kind`` (int or float) within lo..hi (``above``: strictly above lo)."""
+    def parse(text: str):
+        value = kind(text)          # a ValueError reads "invalid int value: 'x'"
+        if value != value or (value <= lo if above else value < lo) or value > hi:
+            raise argparse.ArgumentTypeError(f"{text} is outside {'(' if above else ''}{lo}..{hi}"
+                                             f"{')' if above else ''}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 class Parser(argparse.ArgumentParser):
@@ -40,10 +68,13 @@ def add_run_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="results JSON")
     p.add_argument("--html", help="HTML page")
     p.add_argument("--markdown", help="markdown table")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per case before the worker is killed")
-    p.add_argument("--budget", type=int, help="step budget (turns per block, or steps per thread)")
+    p.add_argument("--timeout", type=bounded(float, 0, MAX_TIMEOUT_S, above=True), default=60.0,
+                   help="seconds per case before the worker is killed")
+    p.add_argument("--budget", type=bounded(int, 1, MAX_STEP_BUDGET),
+                   help="step budget (turns per block, or steps per thread)")
     p.add_argument("--mode", choices=["free", "turns"], help="force a mode (free only for collective-free cases)")
-    p.add_argument("--repeat", type=int, default=1, help="run each cell N times; differing runs are FLAKY")
+    p.add_argument("--repeat", type=bounded(int, 1, MAX_REPEAT), default=1,
+                   help="run each cell N times; differing runs are FLAKY")
     p.add_argument("--expectations", default=EXPECTATIONS if Path(EXPECTATIONS).is_file() else None,
                    help=f"per-device expected failures (XFAIL); default {EXPECTATIONS}")
     p.add_argument("--strict", action="store_true", help="exit 1 when any cell is a failure")
@@ -53,25 +84,67 @@ def add_run_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Every selected case on every selected device; print the table and write the reports."""
-    from harness import devices, engine
-    from harness.cases import discover_cases
-    from harness.expectations import load_expectations
+    from harness import engine
     from harness.results import Status
     from reports import render
-    cases = discover_cases(args.root, args.cases or None)
-    configs = devices.select(devices.discover(), args.device) if args.device != ["none"] else []
-    expectations = load_expectations(args.expectations) if args.expectations else None
+    outputs = {"json": args.output, "html": args.html, "markdown": args.markdown}
+    for path in filter(None, outputs.values()):
+        if problem := output_problem(path):
+            raise UsageError(problem)
+    cases, broken = _select_cases(args.root, args.cases)
+    expectations = _load_expectations(args.expectations)
+    configs = _select_devices(args.device)
     options = engine.Options(timeout_s=args.timeout, budget=args.budget, mode=args.mode)
-    progress = _progress(len(cases) * (len(configs) + (0 if args.no_interp else 1)), args.verbose)
+    progress = _progress((len(cases) + len(broken)) * (len(configs) + (0 if args.no_interp else 1)), args.verbose)
     doc = engine.run_matrix(cases, configs, interp=not args.no_interp, options=options, root=args.root,
-                            expectations=expectations, repeat=args.repeat, progress=progress)
+                            expectations=expectations, repeat=args.repeat, progress=progress, broken=broken)
+    for b in broken:
+        print(f"error: {plain(b.message)}", file=sys.stderr)
     print(render.terminal(doc))
-    for kind, path in {"json": args.output, "html": args.html, "markdown": args.markdown}.items():
+    for kind, path in outputs.items():
         if path:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(json.dumps(doc, indent=1) if kind == "json" else getattr(render, kind)(doc))
+            write_atomic(path, json.dumps(doc, indent=1) if kind == "json" else getattr(render, kind)(doc))
+    if doc.get("partial"):
+        print(f"warpboard run: interrupted; {len(doc['results'])} finished cells kept", file=sys.stderr)
+        return INTERRUPTED
     failed = any(Status(r["status"]).is_failure for r in doc["results"])
     return 1 if failed and args.strict else 0
+
+
+def _select_cases(root: str, patterns: list[str]) -> tuple[list, list]:
+    """The cases the patterns select and the selected files that did not load."""
+    from harness.cases import CaseError, scan_cases
+    try:
+        cases, broken = scan_cases(root, patterns or None)
+    except CaseError as exc:
+        raise UsageError(str(exc)) from None
+    if not cases and not broken:
+        raise UsageError(f"no case in {root} matches {' '.join(patterns)}" if patterns
+                         else f"no case files in {root}")
+    return cases, broken
+
+
+def _load_expectations(path: str | None):
+    from harness.expectations import load_expectations
+    if path is None:
+        return None
+    try:
+        return load_expectations(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the expectations: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _select_devices(patterns: list[str] | None) -> list:
+    """The device configurations ``--device`` names (``none``: the interpreter only)."""
+    from harness import devices
+    if patterns == ["none"]:
+        return []
+    try:
+        return devices.select(devices.discover(), patterns)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _progress(total: int, verbose: bool) -> Callable:
@@ -82,8 +155,8 @@ def _progress(total: int, verbose: bool) -> Callable:
         nonlocal done
         done += 1
         if verbose or r.status.is_failure:
-            print(f"[{done}/{total}] {r.device:14s} {r.status.value:11s} {r.case}  {r.message[:120]}",
-                  file=sys.stderr)
+            print(f"[{done}/{total}] {plain(r.device):14s} {r.status.value:11s} {plain(r.case)}  "
+                  f"{plain(r.message[:120])}", file=sys.stderr, flush=True)
     return progress
 
 
@@ -108,8 +181,10 @@ def cmd_devices(args: argparse.Namespace) -> int:
 def add_translate_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("listing", help="an SM86 SASS listing (nvdisasm or cuobjdump -sass)")
     p.add_argument("--kernel", help="the kernel to translate (default: the listing's only one)")
-    p.add_argument("--block", type=int, nargs=3, default=[32, 1, 1], help="block size X Y Z (default 32 1 1)")
-    p.add_argument("--shared-bytes", type=int, default=16384, help="shared memory in bytes (default 16384)")
+    p.add_argument("--block", type=bounded(int, 1, max(MAX_BLOCK_DIMS)), nargs=3, default=[32, 1, 1],
+                   help=f"block size X Y Z (default 32 1 1; at most {MAX_BLOCK_THREADS} threads)")
+    p.add_argument("--shared-bytes", type=bounded(int, 0, MAX_SHARED_BYTES), default=16384,
+                   help="shared memory in bytes (default 16384)")
     p.add_argument("--mode", choices=["free", "turns"], help="force a mode")
     p.add_argument("-o", "--output", default="kernel.spv", help="the SPIR-V file (default kernel.spv)")
     return p
@@ -117,12 +192,23 @@ def add_translate_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentPars
 
 def cmd_translate(args: argparse.Namespace) -> int:
     """Translate one kernel of a listing to a SPIR-V compute shader."""
+    from harness.cases import CaseError, read_text
     from translator.emit import translate
+    from translator.errors import TranslatorError
     from translator.ir import load_program
-    text = Path(args.listing).read_text()
-    program = load_program(text, args.kernel, args.listing)
-    shader = translate(program, tuple(args.block), args.shared_bytes, args.mode)
-    Path(args.output).write_bytes(shader.spirv)
+    x, y, z = args.block
+    if x * y * z > MAX_BLOCK_THREADS or any(d > m for d, m in zip(args.block, MAX_BLOCK_DIMS)):
+        raise UsageError(f"--block {x} {y} {z}: at most {MAX_BLOCK_THREADS} threads, "
+                         f"{' '.join(map(str, MAX_BLOCK_DIMS))} per dimension")
+    if problem := output_problem(args.output):
+        raise UsageError(problem)
+    try:
+        text = read_text(Path(args.listing), "listing")
+        program = load_program(text, args.kernel, args.listing)
+        shader = translate(program, tuple(args.block), args.shared_bytes, args.mode)
+    except (CaseError, TranslatorError) as exc:
+        raise UsageError(str(exc)) from None
+    write_atomic(args.output, shader.spirv)
     print(f"{program.name}: {len(program.insts)} instructions, {len(program.blocks)} blocks, "
           f"{shader.mode} mode -> {args.output} ({len(shader.spirv)} bytes)")
     return 0
@@ -178,7 +264,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:       # --help (0) or a usage error (2), already printed
         return exc.code if isinstance(exc.code, int) else 2
-    return args.run(args)
+    return _carry_out(args)
+
+
+def _carry_out(args: argparse.Namespace) -> int:
+    """Run the parsed command; its errors become one line on stderr and an exit code."""
+    prog = f"warpboard {args.command}"
+    try:
+        return args.run(args)
+    except UsageError as exc:
+        print(f"{prog}: error: {plain(exc)}", file=sys.stderr)
+        return 2
+    except OutputError as exc:
+        print(f"{prog}: error: {plain(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - a traceback only on request
+        if os.environ.get("WARPBOARD_DEBUG"):
+            raise
+        print(f"{prog}: internal error: {type(exc).__name__}: {plain(exc)} "
+              "(WARPBOARD_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

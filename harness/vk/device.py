@@ -87,10 +87,19 @@ class Device:
         props = _v.vkGetPhysicalDeviceProperties(self._pd)
         uuid = bytes(props.pipelineCacheUUID).hex()
         self._cache_path = Path(self._cache_dir) / f"{props.vendorID:04x}-{props.deviceID:04x}-{uuid}.bin"
-        data = self._cache_path.read_bytes() if self._cache_path.is_file() else b""
+        try:
+            data = self._cache_path.read_bytes() if self._cache_path.is_file() else b""
+        except OSError:                  # an unreadable cache is no cache
+            data = b""
+        try:
+            self._cache = self._create_pipeline_cache(data)
+        except VulkanError:              # data the driver refuses: start empty
+            self._cache = self._create_pipeline_cache(b"")
+
+    def _create_pipeline_cache(self, data: bytes):
         initial = _ffi.from_buffer(data) if data else None   # kept alive until the call returns
         info = _v.VkPipelineCacheCreateInfo(initialDataSize=len(data), pInitialData=initial)
-        self._cache = _call("vkCreatePipelineCache", self._device, info, None)
+        return _call("vkCreatePipelineCache", self._device, info, None)
 
     def _save_pipeline_cache(self) -> None:
         """Write the cache's data back (atomically); a failure only loses the cache."""
@@ -101,10 +110,11 @@ class Device:
         buf = _ffi.new("char[]", size[0])
         if lib.vkGetPipelineCacheData(self._device, self._cache, size, buf) != 0:
             return
-        self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._cache_path.with_suffix(f".{id(self)}.tmp")
-        tmp.write_bytes(_ffi.buffer(buf, size[0])[:])
-        tmp.replace(self._cache_path)
+        from harness.files import write_atomic
+        try:
+            write_atomic(self._cache_path, _ffi.buffer(buf, size[0])[:])
+        except OSError:                  # read-only or full: the cache is lost, nothing else
+            pass
 
     def _compute_family(self) -> int:
         families = _v.vkGetPhysicalDeviceQueueFamilyProperties(self._pd)
