@@ -4,6 +4,12 @@ A *configuration* is a physical device plus the environment its worker sets befo
 driver loads. Lavapipe (Mesa's CPU driver) fixes its subgroup size from
 ``LP_NATIVE_VECTOR_WIDTH`` when it loads, so one lavapipe device yields three
 configurations (subgroup size 4, 8 and 16), each probed in its own child process.
+
+Devices are told apart by ``VkPhysicalDeviceIDProperties`` (device and driver UUIDs), not
+by name or position: two lavapipe builds side by side (say Mesa 22.3.6 and 25.0) are two
+sets of columns, each found again by its UUIDs in the width probes, and their ids say
+which is which (``lavapipe-22.3.6-w8``, ``lavapipe-25.0.1-w8``); a lone device keeps the
+short id (``lavapipe-w8``). Every configuration runs in its own worker process.
 """
 from __future__ import annotations
 
@@ -68,23 +74,47 @@ def discover(timeout_s: float = 60.0) -> list[DeviceConfig]:
     per LAVAPIPE_WIDTHS, named from the subgroup size its probe process reported.
     """
     plain = _probe({}, timeout_s)
-    lavapipe: list[tuple[dict, DeviceInfo]] = []
+    widths: list[tuple[dict, list[DeviceInfo]]] = []
     if any(is_lavapipe(d) for d in plain):
         envs = [{"LP_NATIVE_VECTOR_WIDTH": str(w)} for w in LAVAPIPE_WIDTHS]
         with ThreadPoolExecutor(len(envs)) as pool:
-            probed = list(pool.map(lambda env: _probe(env, timeout_s), envs))
-        for env, infos in zip(envs, probed):
-            info = next((d for d in infos if is_lavapipe(d)), None)
-            if info is None:
-                raise DiscoveryError(f"lavapipe vanished when probed with env {env}")
-            lavapipe.append((env, info))
+            widths = list(zip(envs, pool.map(lambda env: _probe(env, timeout_s), envs)))
+    bases = _base_ids(plain)
     found: list[tuple[str, dict, DeviceInfo]] = []
-    for info in plain:
+    for info, base in zip(plain, bases):
         if is_lavapipe(info):
-            found += [(f"lavapipe-w{i.subgroup_size}", env, i) for env, i in lavapipe]
+            found += [(f"{base}-w{i.subgroup_size}", env, i)
+                      for env, infos in widths for i in [_same_device(info, infos, env)]]
         else:
-            found.append((slug(info.name), {}, info))
+            found.append((base, {}, info))
     return _unique(found)
+
+
+def _same_device(info: DeviceInfo, infos: list[DeviceInfo], env: dict) -> DeviceInfo:
+    """The device of another probe that is ``info``: same UUIDs (same index where the
+    driver reports none)."""
+    for other in infos:
+        if (other.identity == info.identity) if info.identity else (other.index == info.index):
+            return other
+    raise DiscoveryError(f"{info.name} ({info.driver_info or info.driver_version}) vanished "
+                         f"when probed with env {env}")
+
+
+def _base_ids(infos: list[DeviceInfo]) -> list[str]:
+    """Each device's id before any width suffix: its slug ("lavapipe" for lavapipe), with
+    the driver version added where devices of one slug come from different drivers."""
+    slugs = ["lavapipe" if is_lavapipe(i) else slug(i.name) for i in infos]
+    out = []
+    for info, base in zip(infos, slugs):
+        drivers = {i.driver_uuid + _version(i) for i, b in zip(infos, slugs) if b == base}
+        out.append(f"{base}-{_version(info)}" if len(drivers) > 1 else base)
+    return out
+
+
+def _version(info: DeviceInfo) -> str:
+    """The driver's version for an id: Mesa's release ("22.3.6") or the driver version."""
+    mesa = re.search(r"Mesa (\d+(?:\.\d+)+)", info.driver_info or "")
+    return mesa.group(1) if mesa else slug(info.driver_version or "driver")
 
 
 def _unique(found: list[tuple[str, dict, DeviceInfo]]) -> list[DeviceConfig]:

@@ -219,7 +219,8 @@ def _device_json(config) -> dict:
     info = config.info
     return {"id": config.id, "name": info.name, "driver_name": info.driver_name, "driver_info": info.driver_info,
             "driver_version": info.driver_version, "api_version": info.api_version,
-            "subgroup_size": info.subgroup_size, "env": dict(config.env)}
+            "subgroup_size": info.subgroup_size, "env": dict(config.env),
+            "device_uuid": getattr(info, "device_uuid", ""), "driver_uuid": getattr(info, "driver_uuid", "")}
 
 
 def document(cases: list[Case], devices: list[dict], results: list[CaseResult],

@@ -32,6 +32,13 @@ class DeviceInfo:
     max_storage_buffer_range: int
     shader_int64: bool
     features: tuple[str, ...]
+    device_uuid: str = ""           # VkPhysicalDeviceIDProperties: tells identical devices apart
+    driver_uuid: str = ""           # ... and two builds of one driver
+
+    @property
+    def identity(self) -> tuple[str, str] | None:
+        """(device UUID, driver UUID), the same in every process; None if not reported."""
+        return (self.device_uuid, self.driver_uuid) if self.device_uuid else None
 
     def to_json(self) -> dict:
         """A plain dict (lists, not tuples) for results files."""
@@ -68,7 +75,8 @@ def _supported_features(pd, api: tuple[int, int]) -> tuple[str, ...]:
 def _properties(pd, api: tuple[int, int], exts: set[str]) -> dict:
     """Core, subgroup, driver and subgroup-size properties (the latter two if available)."""
     chain = {"core": _v.VkPhysicalDeviceProperties2(),
-             "subgroup": _v.VkPhysicalDeviceSubgroupProperties()}
+             "subgroup": _v.VkPhysicalDeviceSubgroupProperties(),
+             "id": _v.VkPhysicalDeviceIDProperties()}
     if api >= (1, 2) or "VK_KHR_driver_properties" in exts:
         chain["driver"] = _v.VkPhysicalDeviceDriverProperties()
     if api >= (1, 3) or "VK_EXT_subgroup_size_control" in exts:
@@ -105,7 +113,8 @@ def _describe(index: int, pd, instance_api: int) -> DeviceInfo:
         max_workgroup_count=tuple(limits.maxComputeWorkGroupCount),
         max_shared_memory=limits.maxComputeSharedMemorySize,
         max_storage_buffer_range=limits.maxStorageBufferRange,
-        shader_int64="shaderInt64" in features, features=features)
+        shader_int64="shaderInt64" in features, features=features,
+        device_uuid=bytes(chain["id"].deviceUUID).hex(), driver_uuid=bytes(chain["id"].driverUUID).hex())
 
 
 def list_devices() -> list[DeviceInfo]:
