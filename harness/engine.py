@@ -45,10 +45,10 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
     options = options or Options()
     start = time.perf_counter()
     result = CaseResult(case.id, device_id, Status.ERROR, outcome=Outcome.ERROR.value)
+    beyond = device_limit(case, device.info) if device is not None else None
     try:
-        beyond = device_limit(case, device.info) if device is not None else None
         if beyond:
-            raise UnsupportedInstruction(beyond)
+            raise _BeyondDevice(beyond)
         prep = prepare(case, options.budget)
         if device is None:
             raw = run_interpreter(prep)
@@ -56,7 +56,7 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
             shader, _ = translate_case(prep, options.mode, warp_subgroups=warps_are_subgroups(device.info))
             raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
         _record(case, raw, result)
-    except UnsupportedInstruction as exc:
+    except (UnsupportedInstruction, _BeyondDevice) as exc:
         result.outcome, result.message = Outcome.UNSUPPORTED.value, str(exc)
     except TranslatorError as exc:
         result.outcome, result.message = Outcome.ERROR.value, str(exc)
@@ -68,6 +68,10 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
     result.status = decide(result.run)
     result.time_s = time.perf_counter() - start
     return result
+
+
+class _BeyondDevice(Exception):
+    """The case's launch is more than the device can hold (an UNSUPPORTED cell)."""
 
 
 def device_limit(case: Case, info) -> str | None:
@@ -144,6 +148,9 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     if interp:
         columns.append((INTERP, None, {}, 32))
     stop, per_device = _Stop(), [[] for _ in columns]
+    failed_loads = [_broken_result(b, col[0]) for b in broken for col in columns]
+    for result in failed_loads if progress else ():
+        progress(result)
     pool = ThreadPoolExecutor(max(1, min(len(columns), os.cpu_count() or 1)))
     futures = [pool.submit(_run_column, cases, col, options, root, repeat, expectations, progress, out, stop)
                for col, out in zip(columns, per_device)]
@@ -157,7 +164,7 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     for future in futures:
         future.result()             # a bug in a column is a bug, not a cell
     results = [r for column in per_device for r in column]
-    results += [_broken_result(b, col[0]) for b in broken for col in columns]
+    results += failed_loads
     devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
     return document(cases, devices, results, broken, partial=stop.event.is_set())
 

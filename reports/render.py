@@ -28,8 +28,9 @@ MAX_MESSAGE = 200           # characters of a message shown in the markdown list
 
 
 def plain(text: Any) -> str:
-    """Text safe to print on a terminal: no escape sequences or other control bytes."""
-    return _CONTROL.sub("?", str(text))
+    """Text safe to print on a terminal: escape sequences and other control characters
+    shown escaped (``\\x1b``), so they are visible and inert."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
 def md(text: Any) -> str:

@@ -98,8 +98,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = _progress((len(cases) + len(broken)) * (len(configs) + (0 if args.no_interp else 1)), args.verbose)
     doc = engine.run_matrix(cases, configs, interp=not args.no_interp, options=options, root=args.root,
                             expectations=expectations, repeat=args.repeat, progress=progress, broken=broken)
-    for b in broken:
-        print(f"error: {plain(b.message)}", file=sys.stderr)
     print(render.terminal(doc))
     for kind, path in outputs.items():
         if path:
