@@ -32,6 +32,7 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
             f.write(payload)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -41,6 +42,17 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
         if isinstance(exc, OSError):
             raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The permissions the file would have had if written in place: the old file's, else
+    the usual ones under this process's umask (mkstemp makes its files 0600)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def output_problem(path: str | Path) -> str | None:

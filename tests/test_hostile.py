@@ -116,6 +116,20 @@ def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path, monkeypatch):
     assert target.read_text() == "old" and leftovers(tmp_path) == []
 
 
+def test_an_atomic_write_keeps_the_usual_permissions(tmp_path):
+    from harness import files
+    umask = os.umask(0o022)
+    try:
+        files.write_atomic(tmp_path / "new.json", "{}")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o644
+    (tmp_path / "old.json").write_text("")
+    (tmp_path / "old.json").chmod(0o640)
+    files.write_atomic(tmp_path / "old.json", "{}")
+    assert (tmp_path / "old.json").stat().st_mode & 0o777 == 0o640
+
+
 def test_output_naming_a_directory_is_a_usage_error_before_any_cell(library, tmp_path, capsys, no_run):
     assert run_cli("run", "--device", "none", "--root", library, "-o", tmp_path) == 2
     assert capsys.readouterr().err.strip() == f"warpboard run: error: {tmp_path} is a directory, not a file"
