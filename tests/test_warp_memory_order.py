@@ -78,8 +78,6 @@ def test_lane_by_lane_goes_wrong_exactly_where_a_lane_reads_a_later_lane():
     assert wrong == set(range(80)) - {31, 63, 79}
 
 
-@pytest.mark.xfail(strict=True, reason="the interpreter runs quiet blocks (plain LDG/STG) per thread "
-                   "between turns, so a lane reads another lane's global word before that lane stored it")
 @pytest.mark.parametrize("case_id", ["warpsync_mem/global_handoff", "warpsync_mem/war_global"])
 def test_the_interpreter_orders_global_hand_offs_between_lanes(case_id):
     assert _differing(_run(case_id), _lockstep(case_id)) == 0
