@@ -143,7 +143,8 @@ class LaneOrder:
         blocks = program.reachable
         entry: dict[int, frozenset] = {pc: frozenset() for pc in blocks}
         placed: dict[int, tuple[int, ...]] = {}
-        todo, queued = [program.entry], {program.entry}
+        todo = sorted(blocks, reverse=True)           # every block once, then what changes
+        queued = set(todo)
         while todo:
             pc = todo.pop()
             queued.discard(pc)
