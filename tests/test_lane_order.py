@@ -146,6 +146,12 @@ def test_a_loop_carries_its_stores_back_to_its_loads():
     assert points == [2, 3]
 
 
+def test_a_block_barrier_that_waits_orders_what_came_before():
+    hand_off = (TID, "IADD3 R3, R0, 0x1, RZ ;", "STS [R0.X4], R1 ;")
+    assert _points(*hand_off, "BAR.SYNC.DEFER_BLOCKING 0x0 ;", "LDS R2, [R3.X4] ;") == []
+    assert _points(*hand_off, "BAR.ARV 0x0, 0x40 ;", "LDS R2, [R3.X4] ;") == [4]
+
+
 # ---------------------------------------------------------------- what a point changes
 def test_a_point_makes_the_program_run_in_turns_and_its_block_loud():
     cleared = _program(*PARAM_ADDRESS, "LDG.E R6, [R4.64] ;", "STG.E [R2.64], R6 ;")

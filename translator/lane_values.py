@@ -20,8 +20,8 @@ only; nothing read from memory is ever an atom but UNKNOWN). ``TOP`` is ``UNKNOW
 
 **Exactness.** A Lin without atoms is an exact constant (an unsigned word, 32 or 64 bits as
 its operation made it). A Lin with atoms is known only modulo 2^32: its coefficients and its
-constant are signed 32-bit numbers, ``zext``/``sext``/``lo`` keep it, ``join`` keeps its low word,
-and ``hi``, ``shr64`` and ``sar64`` of it are TOP. So two addresses whose Lins differ by a
+constant are signed 32-bit numbers, ``sext``/``lo`` keep it, and ``hi``, ``shr64`` and ``sar64``
+of it are TOP; a 64-bit value made of two words (``join``, ``zext``) is a :class:`Pair` of them. So two addresses whose Lins differ by a
 small ``d`` truly differ by ``d`` plus a multiple of 2^32, which never brings two accesses of at
 most 16 bytes together (the analysis relies on no more than this). AND, OR and right shifts
 keep the structure only where the lane and warp atoms' ranges prove the bits apart.
@@ -200,7 +200,9 @@ class LaneValuesCtx:
             return self.join(self.state.get((o.kind, o.value), TOP), self.state.get((o.kind, o.value + 1), TOP))
         if o.kind == "imm":
             return self.k64(o.value)
-        return self.read(o)       # a constant bank word: its atom stands for both widths modulo 2^32
+        if o.kind == "cbank" and o.base is None and o.uniform_base is None:
+            return atom("c", o.value, o.offset)     # one atom for both widths: equal modulo 2^32
+        return self.read(o)
 
     def _cbank(self, o):
         if o.base is not None or o.uniform_base is not None:

@@ -19,13 +19,14 @@ writes (a store or an atomic; two reductions RED of the same operation commute),
 analysis cannot prove that no lane's B touches a byte that *another* lane of the warp touched
 with A. What it proves, from the values of :mod:`translator.lane_values`:
 
-1. *Lane strides.* Both addresses are ``k * lane + U + c`` with the same lane atom (SR_LANEID,
-   or SR_TID.X when the block shape makes it differ across a warp), the same ``k`` and the same
-   uniform part ``U``, built through IMAD/IADD3/LEA/SHF/IMAD.WIDE with constant factors. Lanes
-   i != j are ``k * (i - j)`` bytes apart; every difference the warp allows is checked against
-   the spans ``[c1, c1 + w1)`` and ``[c2, c2 + w2)``. A lane reading back exactly the bytes it
-   wrote is the case ``c1 == c2``; a uniform address (no lane atom) touches the same bytes
-   in every lane, so it is cleared only when the two spans are disjoint.
+1. *Lane strides.* Both addresses are ``k * lane + U + c`` with the same ``k`` and the same
+   uniform part ``U`` (:mod:`translator.lane_values`: built through IMAD/IADD3/LEA/SHF/LOP3/
+   IMAD.WIDE with constant factors), where ``lane`` is SR_LANEID or, in a block whose warps do
+   not line up with its rows, the linear thread index. Lanes i != j are ``k * (i - j)`` bytes
+   apart, ``|i - j| <= 31``; every such difference is checked against the spans
+   ``[c1, c1 + w1)`` and ``[c2, c2 + w2)``. A lane reading back exactly the bytes it wrote is the
+   case ``c1 == c2``; a uniform address (no lane part) touches the same bytes in every lane, so
+   it is cleared only when the two spans are disjoint.
 2. *Distinct buffers.* Two global addresses based on different pointer parameters (the one
    parameter word of constant bank 0 in the address, with coefficient 1) never meet. This
    assumes, as CUDA does, that address arithmetic stays inside the buffer it starts from,
@@ -37,7 +38,8 @@ hold the same address, and one lane's store would reach another lane's load.
 **Placement**, greedy along every path: the accesses since the last point are pending (a
 forward dataflow over the control-flow graph carries them into successor blocks, since a
 turn that needs no vote has no barrier between blocks); the first access that conflicts with
-a pending one gets a point before it, and the pending set restarts with it.
+a pending one gets a point before it, and the pending set restarts with it. A block barrier
+that waits (BAR.SYNC) empties it.
 """
 from __future__ import annotations
 
@@ -148,7 +150,8 @@ class LaneOrder:
         while todo:
             pc = todo.pop()
             queued.discard(pc)
-            points, pending = [], set(entry[pc])
+            points = []
+            pending = set() if _block_barrier(blocks[pc]) else set(entry[pc])
             for acc in self.accesses.get(pc, ()):
                 if any(self.conflict(p, acc) for p in pending):
                     if not points or points[-1] != acc.inst.pc:
@@ -163,6 +166,13 @@ class LaneOrder:
                         todo.append(succ)
                         queued.add(succ)
         return {pc: pts for pc, pts in placed.items() if pts}
+
+
+def _block_barrier(block) -> bool:
+    """Whether the block is a barrier that waits (BAR.SYNC, BAR.RED; not BAR.ARV): every thread
+    passes it only after all have arrived, and both back ends order memory there."""
+    first = block.insts[0]
+    return first.spec.waits == "bar" and "ARV" not in first.mods
 
 
 def _lanes_meet(k: int, spread: int, diff: int, w1: int, w2: int) -> bool:
