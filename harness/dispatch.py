@@ -43,7 +43,7 @@ class RawRun:
 
 def prepare(case: Case, budget: int | None = None) -> Prepared:
     """Parse and decode the case's kernel and build its constant bank and buffers."""
-    program = load_program(case.listing_text, case.kernel, str(case.listing_path), case.listing_line)
+    program = load_program(case.listing_text, case.kernel, str(case.listing_path), case.listing_line, case.block)
     launch = abi.Launch(case.grid, case.block)
     names = [b.name for b in case.buffers]
     params = [("u64", abi.buffer_address(names.index(p.value))) if p.kind == "buffer" else (p.kind, p.value)

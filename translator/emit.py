@@ -47,12 +47,12 @@ class Emitter:
 
     def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
                  subgroup_vote: bool = True, warp_subgroups: bool = False):
-        self.program, self.block, self.shared_bytes = program, block, shared_bytes
+        self.program, self.block, self.shared_bytes = program.for_block(block), block, shared_bytes
         self.subgroup_vote = subgroup_vote
-        self.mode = mode or program.mode
+        self.mode = mode or self.program.mode
         # collectives through subgroup operations: the device's subgroups are warps
         self.warp_subgroups = warp_subgroups and subgroup_vote and self.mode == "turns"
-        self.reachable = program.reachable
+        self.reachable = self.program.reachable
         self.nthreads = block[0] * block[1] * block[2]
         self.m = Module()
         self.f = Function(self.m)
@@ -216,23 +216,28 @@ class Emitter:
         """The code of one basic block; ``active`` says which threads it moves; a thread
         running quiet blocks on its own (``free``) does not yield when it loops back.
 
-        A block with no collective and nothing that waits needs no barrier, so it runs
-        inside ``if (active)`` and writes registers without masks; the others run
-        straight through for every thread (barriers stay in uniform control flow).
+        A block with no collective, nothing that waits and no ordering point
+        (:mod:`translator.order`) needs no barrier, so it runs inside ``if (active)`` and
+        writes registers without masks; the others run straight through for every thread
+        (barriers stay in uniform control flow).
         Returns where the block's threads go next."""
-        if self.const_value.get(active) is True or _needs_uniform_flow(block):
+        if self.const_value.get(active) is True or _needs_uniform_flow(block) or self.program.order.points_in(block):
             return self._emit_body(block, active, free)
         with self.f.if_(active):
             return self._emit_body(block, self.m.const_bool(True), free)
 
     def _emit_body(self, block: Block, active: int, free: bool) -> Outcome:
-        """The block's instructions, then the thread's next pc. Where the block goes next is
+        """The block's instructions, each ordering point's barrier before its instruction,
+        then the thread's next pc. Where the block goes next is
         an SSA value that branches and waiting instructions replace; a block that neither
         branches back nor exits ends in a single store of a constant pc."""
         self._values, self._dirty = {}, set()
         out = Outcome(active, self.k(block.end_pc))
         self._count_executed(len(block.insts), active)
+        points = self.program.order.points_in(block)
         for inst in block.insts:
+            if inst.pc in points:
+                self.warp.order_point(inst)
             en = active
             if inst.guard is not None:
                 probe = SpirvCtx(self, inst, active, out)
@@ -386,8 +391,10 @@ def translate(program: Program, block: tuple[int, int, int], shared_bytes: int =
     ``warp_subgroups`` swaps collectives' values with subgroup operations instead of workgroup
     memory and barriers (for devices whose subgroups are 32 invocations in invocation order; the
     shader checks, and reports NOT_WARPS where they are not)."""
+    program = program.for_block(block)
     if mode == "free" and program.turns:
-        raise ValueError(f"{program.name} uses collectives or barriers: it cannot run in free mode")
+        raise ValueError(f"{program.name} uses collectives or barriers, or its lanes share memory in "
+                         "instruction order: it cannot run in free mode")
     return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups).build()
 
 

@@ -38,7 +38,7 @@ class TurnLoop:
     def emit_main(self) -> None:
         """The whole turns-mode shader body: set-up, the turn loop, the LIVELOCK check."""
         e = self.e
-        self.quiet = {pc: b for pc, b in e.reachable.items() if b.quiet}
+        self.quiet = {pc: b for pc, b in e.reachable.items() if e.program.quiet(b)}
         self.loud = {pc: b for pc, b in e.reachable.items() if pc not in self.quiet}
         self.needs_mask = "mask" in self.state_uses(i for b in self.loud.values() for i in b.insts)
         self._fill(publish=self.needs_mask and not e.warp_subgroups)

@@ -54,6 +54,10 @@ class FreeWarp:
 
     active = ballot = shfl = match_any = match_all = redux = bar = _refuse
 
+    def order_point(self, inst):
+        raise UnsupportedInstruction(f"{inst.where}: the lanes of a warp must see each other's memory "
+                                     f"before '{inst.text}': that needs turns mode", inst.opcode)
+
 
 class TurnsWarp(Collectives, Waits, TurnLoop):
     """Turns mode's warp operations and turn loop, over bookkeeping in workgroup memory."""
@@ -130,6 +134,18 @@ class TurnsWarp(Collectives, Waits, TurnLoop):
         f, u32 = self.f, self.m.u32()
         f.barrier()
         f.store(self.nbar, f.op("IAdd", u32, f.load(u32, self.nbar), self.e.k(1)))
+
+    def order_point(self, inst):
+        """Everything the warp's lanes did to memory before ``inst`` is done and visible to
+        each other (translator.order): a subgroup barrier where a warp is one subgroup, a
+        workgroup barrier otherwise. Either counts as a barrier."""
+        e, f, u32 = self.e, self.f, self.m.u32()
+        if not e.warp_subgroups:
+            self.barrier()
+            return
+        sem = Sem.AcquireRelease | Sem.WorkgroupMemory | Sem.UniformMemory
+        f.op("ControlBarrier", None, e.k(Scope.Subgroup), e.k(Scope.Subgroup), e.k(sem))
+        f.store(self.nbar, f.op("IAdd", u32, f.load(u32, self.nbar), e.k(1)))
 
     def _fill(self, publish: bool):
         """Every thread initialises a strided share of the bookkeeping, and of the published

@@ -64,7 +64,7 @@ class Interpreter:
 
     def __init__(self, program: Program, launch: abi.Launch, memory: Memory, cbank: bytes,
                  shared_bytes: int = 16384, budget: int = abi.DEFAULT_BUDGET):
-        self.program, self.launch, self.memory = program, launch, memory
+        self.program, self.launch, self.memory = program.for_block(launch.block), launch, memory
         self.cbank, self.shared_bytes, self.budget = cbank, shared_bytes, budget
         self.stats = RunStats()
 
@@ -91,7 +91,7 @@ class Interpreter:
             block = self.program.blocks.get(pc)
             if block is None:
                 raise BadPc(f"thread {parts[0].tid}: jump to {pc:#x}, which starts no instruction block")
-            if not block.quiet:
+            if not self.program.quiet(block):
                 self.step(cta, block, parts)
             self.free_run(cta, parts)
             turns += 1
@@ -124,11 +124,11 @@ class Interpreter:
                 schedule.after_block(t, block)
 
     def free_run(self, cta: Cta, threads: list[Thread]) -> None:
-        """Each thread runs on alone while it is in quiet blocks (see Block.quiet)."""
+        """Each thread runs on alone while it is in quiet blocks (see Program.quiet)."""
         for t in threads:
             while not t.exited and not t.waiting:
                 block = self.program.blocks.get(t.pc)
-                if block is None or not block.quiet:
+                if block is None or not self.program.quiet(block):
                     break
                 if t.steps >= self.budget:
                     raise Livelock(f"step budget of {self.budget} spent by thread {t.tid} in quiet code at pc {t.pc:#06x}")

@@ -3,7 +3,8 @@ targets), basic blocks, and the program of one kernel with its helper functions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from . import ops, regs
 from .errors import ProgramError, SassSyntaxError, UnsupportedInstruction
@@ -59,9 +60,9 @@ class Block:
 
     @property
     def quiet(self) -> bool:
-        """Whether no other thread can observe or affect how this block runs: no collective,
-        no waiting, no shared memory, atomics or strong (volatile) loads. In turns mode a
-        thread runs quiet blocks on its own, between turns."""
+        """Whether, by its instructions alone, no other thread can observe or affect how this
+        block runs: no collective, no waiting, no shared memory, atomics or strong (volatile)
+        loads. Program.quiet adds the order of plain global accesses between lanes."""
         return all(i.quiet for i in self.insts)
 
 
@@ -72,12 +73,32 @@ class Program:
     insts: list[Inst]
     blocks: dict[int, Block] = field(default_factory=dict)
     entry: int = 0
+    block: tuple[int, int, int] | None = None    # the launch's block shape, where known
+
+    def for_block(self, block) -> "Program":
+        """This program for a launch of that block shape (the lane-order analysis depends on
+        it: SR_TID.X tells the lanes of a warp apart only in some shapes)."""
+        block = tuple(block)
+        return self if self.block == block else replace(self, block=block)
+
+    @cached_property
+    def order(self):
+        """Where the lanes of a warp must see each other's memory accesses in order
+        (:class:`translator.order.LaneOrder`)."""
+        from .order import LaneOrder
+        return LaneOrder(self)
+
+    def quiet(self, block: Block) -> bool:
+        """Whether a thread may run this block on its own, between turns: quiet by its
+        instructions (Block.quiet) and without an ordering point (translator.order)."""
+        return block.quiet and not self.order.points_in(block)
 
     @property
     def turns(self) -> bool:
-        """Whether the program must run in turns: it has a collective or a barrier, or a
-        thread may wait on another (a spin loop), which needs the fair turn order."""
-        return any(i.spec.turns for i in self.insts) or self.may_spin
+        """Whether the program must run in turns: it has a collective or a barrier, a thread
+        may wait on another (a spin loop), which needs the fair turn order, or its lanes need
+        their memory accesses ordered (an ordering point needs a barrier)."""
+        return any(i.spec.turns for i in self.insts) or self.may_spin or bool(self.order.points)
 
     @property
     def may_spin(self) -> bool:
@@ -115,6 +136,10 @@ class Program:
             seen.add(pc)
             todo.extend(_successors(self.blocks[pc], returns))
         return {pc: b for pc, b in self.blocks.items() if pc in seen}
+
+    def successors(self, block: Block) -> list[int]:
+        """Where control may go after the block (a return: after every CALL)."""
+        return _successors(block, [i.next_pc for i in self.insts if i.spec.flow == "call"])
 
 
 def _successors(block: Block, returns: list[int]) -> list[int]:
@@ -191,8 +216,9 @@ def split_blocks(insts: list[Inst], entry: int) -> dict[int, Block]:
     return blocks
 
 
-def build_program(section: Section, name: str | None = None) -> Program:
-    """Decode a whole section (kernel and helpers) and cut it into blocks."""
+def build_program(section: Section, name: str | None = None, block=None) -> Program:
+    """Decode a whole section (kernel and helpers) and cut it into blocks; ``block`` is the
+    launch's block shape, where known."""
     insts = [decode(raw, section.labels) for raw in section.instructions]
     for a, b in zip(insts, insts[1:]):
         if b.pc != a.pc + 16:
@@ -204,11 +230,14 @@ def build_program(section: Section, name: str | None = None) -> Program:
         if i.spec.target == "pc" and i.target not in pcs:
             raise ProgramError(f"{i.where}: target {i.target:#x} is outside kernel {section.name}")
     entry = insts[0].pc
-    return Program(name or section.name, insts, split_blocks(insts, entry), entry)
+    return Program(name or section.name, insts, split_blocks(insts, entry), entry,
+                   tuple(block) if block is not None else None)
 
 
-def load_program(text: str, kernel: str | None = None, file: str = "<listing>", first_line: int = 1) -> Program:
-    """Parse a listing and build the program of one kernel (the only one when not named)."""
+def load_program(text: str, kernel: str | None = None, file: str = "<listing>", first_line: int = 1,
+                 block=None) -> Program:
+    """Parse a listing and build the program of one kernel (the only one when not named),
+    for a launch of block shape ``block`` where known."""
     sections = parse_listing(text, file, first_line)
     if kernel is None:
         if len(sections) != 1:
@@ -216,7 +245,7 @@ def load_program(text: str, kernel: str | None = None, file: str = "<listing>", 
         kernel = next(iter(sections))
     if kernel not in sections:
         raise ProgramError(f"{file}: no kernel {kernel} in the listing (has {', '.join(sorted(sections))})")
-    return build_program(sections[kernel], kernel)
+    return build_program(sections[kernel], kernel, block)
 
 
 __all__ = ["Inst", "Block", "Program", "decode", "build_program", "load_program", "SassSyntaxError"]
