@@ -115,3 +115,16 @@ def test_intops_are_the_values_both_back_ends_use(op, args, value):
     from translator.interp_ctx import ThreadCtx
     assert getattr(intops, op)(*args) == value
     assert getattr(ThreadCtx, op) is getattr(intops, op)     # the interpreter runs these very functions
+
+
+@pytest.mark.parametrize("implementation", ["interp_ctx.ThreadCtx", "emit_ctx.SpirvCtx", "lane_values.LaneValuesCtx"])
+def test_every_context_speaks_the_whole_vocabulary(implementation):
+    """The semantics are written once against ctx.Ctx: a context that lacks one of its words
+    fails only when an opcode using it runs, so every word is checked here, arithmetic too."""
+    import importlib
+    from translator import ctx, intops
+    module, cls = implementation.split(".")
+    context = getattr(importlib.import_module(f"translator.{module}"), cls)
+    words = {n for n in vars(ctx.Ctx) if not n.startswith("_")} | set(intops.OPERATIONS)
+    missing = sorted(w for w in words if not callable(getattr(context, w, None)))
+    assert not missing, f"{cls} lacks {missing}"

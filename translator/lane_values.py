@@ -396,6 +396,7 @@ class LaneValuesCtx:
     def bar_result(self): return TOP
 
     def jump(self, target, taken=None): pass
+    def jump_unguarded(self, target, taken): pass
     def exit(self): pass
     def yield_(self): pass
     def bssy(self, barrier): pass
