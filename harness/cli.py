@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         from importlib import import_module
         module = {"new-case": "harness.newcase", "record-truth": "harness.truth", "bench": "harness.bench"}[argv[0]]
         return import_module(module).main(argv[1:])
+    if argv and argv[0] == "fuzz":
+        from .fuzz.cli import run_argv
+        return run_argv(argv[1:])
     parser = argparse.ArgumentParser(prog="warpboard", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="every case on every device: a scoreboard")
@@ -112,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("new-case", help="write a case file from a CUDA source")
     sub.add_parser("record-truth", help="record expected values on an NVIDIA GPU")
     sub.add_parser("bench", help="measure the cost of taking turns (JSON out)")
+    sub.add_parser("fuzz", help="random divergent kernels: build, run, per-device agreement")
     args = parser.parse_args(argv)
     return args.func(args)
 

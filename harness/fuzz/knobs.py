@@ -13,6 +13,7 @@ A knob file is TOML (see ``default.toml`` beside this module, which holds the de
     [weights]                     # relative frequency of each statement kind (0 turns it off)
     if_lane = 3
     ...
+    div16 = 1                     # division flavours in expressions: div32, div16, div64
 
 Unknown keys are errors that name the file and the key. A program is a function of its seed
 and the knobs: the same knob values give the same programs.
@@ -34,6 +35,8 @@ STATEMENT_KINDS = (
     "loop_uniform", "exit", "vote", "shfl", "match", "reduce", "syncwarp", "block_barrier",
     "exchange_block", "exchange_warp", "atomic",
 )
+# weights of the division flavours inside expressions (0 leaves one out)
+EXPRESSION_KINDS = ("div32", "div16", "div64")
 
 
 class KnobError(ValueError):
@@ -97,8 +100,9 @@ def parse(data: dict, path: Path, base: Knobs | None = None) -> Knobs:
         changes["grids"] = _ints(path, "grids", prog["grids"], 1, 3)
     weights = dict(knobs.weights)
     for key, value in data.get("weights", {}).items():
-        if key not in STATEMENT_KINDS:
-            raise KnobError(f"{path}: unknown key 'weights.{key}' (allowed: {', '.join(STATEMENT_KINDS)})")
+        if key not in STATEMENT_KINDS + EXPRESSION_KINDS:
+            raise KnobError(f"{path}: unknown key 'weights.{key}' "
+                            f"(allowed: {', '.join(STATEMENT_KINDS + EXPRESSION_KINDS)})")
         if not isinstance(value, int) or value < 0:
             raise KnobError(f"{path}: weights.{key}: give a non-negative integer")
         weights[key] = value

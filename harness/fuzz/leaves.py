@@ -28,14 +28,14 @@ BINARY = (
     "({a} < {b} ? {a} : {b} + 1u)", "__funnelshift_l({a}, {b}, {k}u)",
     "__byte_perm({a}, {b}, 0x{sel:04x}u)",
 )
-DIVISION = (
-    "({a} / ({b} | 1u))", "({a} % (({b} & 0xffu) + 1u))", "({a} / {k}u)", "({a} % {k}u)",
-    "(unsigned)((int){a} / -(int)(({b} % 7u) + 2u))", "(unsigned)((int){a} % (int)(({b} % 5u) + 1u))",
-    "(unsigned)((int){a} / {k})",
-    "(unsigned)((unsigned short){a} / (unsigned short)({b} | 1u))",
-    "(unsigned)((unsigned short){a} % (unsigned short)(({b} & 0xfu) + 1u))",
-    "(unsigned)((((unsigned long long){a} << 32) | {b}) / (((unsigned long long){b} << 5) | 7ull))",
-)
+DIVISION = {   # by knob: 32-bit, 16-bit (nvcc's float-based helper) and 64-bit (a subroutine)
+    "div32": ("({a} / ({b} | 1u))", "({a} % (({b} & 0xffu) + 1u))", "({a} / {k}u)", "({a} % {k}u)",
+              "(unsigned)((int){a} / -(int)(({b} % 7u) + 2u))",
+              "(unsigned)((int){a} % (int)(({b} % 5u) + 1u))", "(unsigned)((int){a} / {k})"),
+    "div16": ("(unsigned)((unsigned short){a} / (unsigned short)({b} | 1u))",
+              "(unsigned)((unsigned short){a} % (unsigned short)(({b} & 0xfu) + 1u))"),
+    "div64": ("(unsigned)((((unsigned long long){a} << 32) | {b}) / (((unsigned long long){b} << 5) | 7ull))",),
+}
 UNARY = (
     "(unsigned)__popc({a})", "__brev({a})", "(unsigned)__clz({a})", "(unsigned)__ffs({a})",
     "(~{a})", "(0u - {a})", "({a} * 0x9e3779b9u)",
@@ -70,9 +70,11 @@ def expr(g, depth: int = 2) -> str:
         return atom(g)
     a, b = expr(g, depth - 1), expr(g, depth - 1)
     r = rng.random()
-    if r < 0.2:
-        g.features.add("division")
-        template = rng.choice(DIVISION)
+    kinds = [k for k in DIVISION if g.knobs.weight(k) > 0]
+    if r < 0.2 and kinds:
+        kind = rng.choices(kinds, [g.knobs.weight(k) for k in kinds])[0]
+        g.features.add(kind)
+        template = rng.choice(DIVISION[kind])
     elif r < 0.35:
         template = rng.choice(UNARY)
     else:
@@ -138,7 +140,8 @@ def emit_assign(g, ctx, mask: str) -> None:
             f"w0 = w0 * 0x9e3779b97f4a7c15ull + {a};", f"w0 ^= w0 >> {rng.randint(1, 63)};",
             f"w0 = ((unsigned long long){a} << 32) | {b};",
             f"{rng.choice(VARS)} += (unsigned)(w0 >> 32) ^ (unsigned)w0;",
-            f"w0 = w0 / (((unsigned long long){a} << 3) | 1ull);")))
+            f"w0 = w0 / (((unsigned long long){a} << 3) | 1ull);" if g.knobs.weight("div64") else
+            f"w0 -= (unsigned long long){b} * 3ull;")))
         return
     op = rng.choice(("=", "+=", "^="))
     g.emit(ctx.depth, f"{rng.choice(VARS)} {op} {expr(g)};")
