@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -122,30 +123,47 @@ def test_model_computes_collectives(tmp_path):
         assert words[5] == ((lane ^ 5) + 100 if lane < 8 else 0)
 
 
+ILL_DEFINED = {
+    "shfl_mask_names_idle_lanes": (
+        "if (lane < 16u) out[lane] = __shfl_sync(0xffffffffu, lane, 0u);",
+        r"rule break: .*(__shfl_sync with mask 0xffffffff names lanes 0x[0-9a-f]+ that have exited|"
+        r"exits while lanes 0x[0-9a-f]+ wait for it at __shfl_sync)"),
+    "syncwarp_masks_differ": (
+        "__syncwarp(lane < 16u ? 0xffffu : 0xffffffffu);\nout[lane] = lane;",
+        r"rule break: .*(exits while lanes 0x[0-9a-f]+ wait for it at __syncwarp|"
+        r"__syncwarp with mask 0xffffffff names lanes 0x[0-9a-f]+ that have exited)"),
+    "ballot_mask_omits_caller": (
+        "if (lane == 3u) out[lane] = __ballot_sync(0x0fu, 1);",
+        r"rule break: .*__ballot_sync with mask 0x0000000f"),
+    "syncthreads_in_divergent_code": (
+        "if (lane & 1u) __syncthreads(); else out[lane] = 1u;",
+        r"rule break: .*__syncthreads"),
+    "shfl_source_outside_mask_used": (
+        "if (lane < 8u) out[lane] = __shfl_sync(0xffu, lane, lane + 8u);",
+        r"depends on an undefined shuffle value"),
+}
+
+
+@pytest.fixture(scope="module")
+def ill_defined_results(tmp_path_factory):
+    """The CPU model's verdicts on ILL_DEFINED (one compile for all of them)."""
+    programs = [_program(name, "unsigned lane = threadIdx.x & 31u;\n" + body)
+                for name, (body, _) in ILL_DEFINED.items()]
+    mp = pytest.MonkeyPatch()
+    mp.setenv("WB_DEADLOCK_S", "2")
+    try:
+        results = _model(tmp_path_factory.mktemp("ill"), programs)
+    finally:
+        mp.undo()
+    return {r.name: r for r in results}
+
+
 @needs_gxx
-@pytest.mark.parametrize("body, message", [
-    ("unsigned lane = threadIdx.x & 31u;\n"
-     "if (lane < 16u) out[lane] = __shfl_sync(0xffffffffu, lane, 0u);",
-     "rule break: .*__shfl_sync with mask 0xffffffff.*lanes 0x0000ffff.*never arrived|"
-     "rule break: .*exits while lanes 0x[0-9a-f]+ wait for it at __shfl_sync"),
-    ("unsigned lane = threadIdx.x & 31u;\n"
-     "__syncwarp(lane < 16u ? 0xffffu : 0xffffffffu);\nout[lane] = lane;",
-     "rule break: .*exits while lanes 0x[0-9a-f]+ wait for it at __syncwarp"),
-    ("unsigned lane = threadIdx.x & 31u;\n"
-     "if (lane == 3u) out[lane] = __ballot_sync(0x0fu, 1);",
-     "rule break: .*__ballot_sync with mask 0x0000000f.*"),
-    ("unsigned lane = threadIdx.x & 31u;\n"
-     "if (lane & 1u) __syncthreads(); else out[lane] = 1u;",
-     "rule break: .*__syncthreads"),
-    ("unsigned lane = threadIdx.x & 31u;\n"
-     "if (lane < 8u) out[lane] = __shfl_sync(0xffu, lane, lane + 8u);",
-     "depends on an undefined shuffle value"),
-])
-def test_model_rejects_ill_defined_programs(tmp_path, monkeypatch, body, message):
-    monkeypatch.setenv("WB_DEADLOCK_S", "2")
-    (result,) = _model(tmp_path, [_program("bad", body)])
+@pytest.mark.parametrize("name", sorted(ILL_DEFINED))
+def test_model_rejects_ill_defined_programs(ill_defined_results, name):
+    result = ill_defined_results[name]
     assert not result.accepted
-    assert pytest.importorskip("re").search(message, result.error), result.error
+    assert re.search(ILL_DEFINED[name][1], result.error), result.error
 
 
 # ---------------------------------------------------------------- a campaign

@@ -12,6 +12,7 @@ a generator bug.
 from __future__ import annotations
 
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,12 +69,13 @@ def build_batch(programs: list[Program], out_dir: Path, batch: str, jobs: int = 
     out_dir.mkdir(parents=True, exist_ok=True)
     cu = out_dir / f"{batch}.cu"
     cu.write_text(batch_source(programs))
-    with tempfile.TemporaryDirectory(prefix="wb-fuzz-model-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="wb-fuzz-model-") as tmp, ThreadPoolExecutor(1) as pool:
+        nvcc = pool.submit(compile_listing, cu)          # nvcc and g++ side by side
         results = cpu_model.model_batch(programs, cu, Path(tmp), jobs)
-    try:
-        listing, version = compile_listing(cu)
-    except NewCaseError as e:
-        return [Built(p, "build-error", f"{cu}: {e}") for p in programs]
+        try:
+            listing, version = nvcc.result()
+        except NewCaseError as e:
+            return [Built(p, "build-error", f"{cu}: {e}") for p in programs]
     kernels = set(listing_kernels(listing))
     built = []
     for p, r in zip(programs, results):
