@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -127,12 +128,29 @@ def summarise(built: list[Built], results: list[CaseResult], plan: Plan) -> dict
         failures = {}
         for r in sorted(rs, key=lambda r: seeds.get(r.case, 0)):
             if r.status is not Status.PASS:
-                failures.setdefault(r.status.value, []).append(
-                    {"case": r.case, "seed": seeds.get(r.case), "message": r.message.splitlines()[0] if r.message else ""})
+                entry = {"case": r.case, "seed": seeds.get(r.case),
+                         "message": r.message.splitlines()[0] if r.message else ""}
+                if r.status is Status.LIVELOCK:
+                    entry["waiting_at"] = waiting_at(plan.directory() / f"{r.case}.sm_86.sass", r.message)
+                failures.setdefault(r.status.value, []).append(entry)
         doc["devices"][device] = {"total": len(rs), "counts": dict(sorted(counts.items())),
                                   "agreement": round(100.0 * counts.get("PASS", 0) / len(rs), 2) if rs else 0.0,
                                   "failures": failures}
     return doc
+
+
+def waiting_at(listing: Path, message: str) -> list[str]:
+    """The instructions at the pcs a LIVELOCK message names (``0x07d0 BSYNC B0``)."""
+    match = re.search(r"at pcs ((?:0x[0-9a-f]+(?:, )?)+)", message)
+    if not match or not listing.is_file():
+        return []
+    text = {}
+    for line in listing.read_text().splitlines():
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
+        if m:
+            text[int(m.group(1), 16)] = m.group(2)
+    pcs = [int(pc, 16) for pc in match.group(1).split(", ")]
+    return [f"0x{pc:04x} {text.get(pc, '?')}" for pc in pcs]
 
 
 TABLE_STATUSES = ("PASS", "FAIL", "LIVELOCK", "UNSUPPORTED", "ERROR", "FAULT", "TIMEOUT", "CRASH")
@@ -155,5 +173,8 @@ def table(doc: dict) -> str:
     for device, d in doc["devices"].items():
         for status, items in d["failures"].items():
             lines.append(f"{device} {status} ({len(items)}):")
-            lines += [f"  {f['case']}: {f['message'][:160]}" for f in items]
+            for f in items:
+                lines.append(f"  {f['case']}: {f['message'][:160]}")
+                if f.get("waiting_at"):
+                    lines.append("      waiting at: " + "; ".join(f["waiting_at"]))
     return "\n".join(lines)

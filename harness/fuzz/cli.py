@@ -107,9 +107,14 @@ def main(args: argparse.Namespace) -> int:
         cases = [load_case(c.path, plan.directory()) for c in cases]
     results = []
     if not args.build_only:
+        done = [0]
+
         def progress(r):
+            done[0] += 1
             if args.verbose:
                 say(f"{r.device:14s} {r.status.value:11s} {r.case}  {r.message[:100]}")
+            elif done[0] % 25 == 0:
+                say(f"{done[0]} cells run")
         options = Options(timeout_s=args.timeout, budget=args.budget)
         results = campaign.run(cases, campaign.columns_for(args.device, not args.no_interp),
                                plan.directory(), options, args.jobs, progress)
