@@ -185,3 +185,43 @@ def test_small_campaign_end_to_end(tmp_path, capsys):
     assert "interp" in capsys.readouterr().out
     # the same campaign again, from what was built
     assert cli.run_argv(["--seed", "5", "--count", "8", "--out", str(out), "--reuse", "--no-interp"]) == 0
+
+
+class _FakeGpu:
+    """A record-truth runner that returns the cases' expected words, one word changed in ``odd``."""
+
+    def __init__(self, odd: str):
+        self.odd = odd
+
+    def info(self):
+        from harness.truth import GpuInfo
+        return GpuInfo("Fake GPU", (9, 0), "13.0", "580.0", "nvcc")
+
+    def run(self, case):
+        words = [list(b.expected if b.expected is not None else b.init) for b in case.buffers]
+        if case.id == self.odd:
+            words[0][0] ^= 1
+        return words
+
+
+@pytest.mark.skipif(not _have_cuda() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
+@pytest.mark.xdist_group("fuzz-campaign")
+def test_record_writes_one_batch_and_compares_with_the_model(tmp_path, monkeypatch, capsys):
+    from harness import truth
+    from harness.cases import load_case
+    out, chip, summary = tmp_path / "c", tmp_path / "chip.json", tmp_path / "s.json"
+    monkeypatch.setattr(truth, "make_runner", lambda compiler, timeout: _FakeGpu("fz21"))
+    args = ["--seed", "20", "--count", "3", "--out", str(out)]
+    assert cli.run_argv(args + ["--build-only"]) == 0
+    model_word = load_case(out / "fz21.toml", out).buffers[0].expected[0]
+    code = cli.run_argv(args + ["--reuse", "--no-interp", "--record", str(chip), "--repeat", "2",
+                                "--json", str(summary)])
+    assert code == 0, capsys.readouterr().err
+    recorded = json.loads(chip.read_text())
+    assert sorted(recorded["cases"]) == ["fz20", "fz21", "fz22"]
+    assert recorded["recorded_on"].startswith("Fake GPU (compute capability 9.0)")
+    assert json.loads(summary.read_text())["chip"]["model_differs"] == ["fz21"]
+    case = load_case(out / "fz21.toml", out)
+    assert case.provenance["expected"] == "chip"
+    assert case.provenance["recorded_on"] == recorded["recorded_on"]
+    assert case.buffers[0].expected[0] == model_word ^ 1

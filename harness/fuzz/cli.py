@@ -27,6 +27,11 @@ from .build import Built
 from .generate import generate
 from .knobs import KnobError, load
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
 
 def parse_shard(text: str) -> tuple[int, int]:
     try:
@@ -66,9 +71,13 @@ def reload_built(plan: campaign.Plan) -> list[Built]:
     knobs = load(doc.get("knobs"))
     built = []
     for name, entry in doc["programs"].items():
-        path = out / f"{name}.toml"
-        built.append(Built(generate(entry["seed"], knobs), entry["status"], entry["message"],
-                           path if entry["status"] == "case" else None))
+        path = out / f"{name}.toml" if entry["status"] == "case" else None
+        words = None
+        if path is not None:          # the CPU model's words, while the case still has them
+            case = tomllib.loads(path.read_text())
+            if case["provenance"]["expected"] == "derived":
+                words = case["buffers"][0].get("expected")
+        built.append(Built(generate(entry["seed"], knobs), entry["status"], entry["message"], path, words))
     return built
 
 
