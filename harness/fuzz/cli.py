@@ -139,9 +139,13 @@ def main(args: argparse.Namespace) -> int:
     return 1 if generator_bugs or (args.strict and disagree) else 0
 
 
+run = main                      # the (add_arguments, run, DESCRIPTION) triple of a subcommand
+DESCRIPTION = __doc__
+
+
 def run_argv(argv: list[str]) -> int:
     """``warpboard fuzz ARGS`` as a standalone command line."""
-    p = argparse.ArgumentParser(prog="warpboard fuzz", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="warpboard fuzz", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(p)
     return main(p.parse_args(argv))
