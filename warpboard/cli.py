@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from harness import bench, newcase, truth
+from harness.fuzz import cli as fuzz_cli
 from harness.cases import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_SHARED_BYTES, MAX_STEP_BUDGET
 from harness.files import OutputError, output_problem, write_atomic
 from reports import cli as reports_cli
@@ -237,6 +238,8 @@ COMMANDS = (
             newcase.DESCRIPTION),
     Command("record-truth", "record expected values on an NVIDIA GPU", truth.add_arguments, truth.run,
             truth.DESCRIPTION),
+    Command("fuzz", "random divergent kernels: build, run, per-device agreement", fuzz_cli.add_arguments,
+            fuzz_cli.run, fuzz_cli.DESCRIPTION),
 )
 
 

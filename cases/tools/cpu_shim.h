@@ -18,7 +18,8 @@
 struct uint3 { unsigned x, y, z; };
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 
-static uint3 threadIdx, blockIdx;
+// thread_local: cpu_collectives.h runs every CUDA thread of a block on its own OS thread
+static thread_local uint3 threadIdx, blockIdx;
 static dim3 blockDim, gridDim;
 
 // ---- integer intrinsics, with CUDA's results where the gcc builtins are undefined (0)

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# run_on_cpu.sh: derive a collective-free case's expected words by running its CUDA
-# source on the CPU, thread after thread (cpu_shim.h), and print them as TOML.
+# run_on_cpu.sh: derive a case's expected words by running its CUDA source on the CPU and
+# print them as TOML: a collective-free kernel thread after thread (cpu_shim.h), or with
+# --collectives one OS thread per CUDA thread with warp collectives and block barriers
+# modelled (cpu_collectives.h; a kernel that breaks the *_sync mask rules exits with 3).
 #
-#   cases/tools/run_on_cpu.sh CASE.toml           # print `expected = [...]` per buffer
-#   cases/tools/run_on_cpu.sh --check CASE.toml   # compare with the case's expected
+#   cases/tools/run_on_cpu.sh CASE.toml                 # print `expected = [...]` per buffer
+#   cases/tools/run_on_cpu.sh --check CASE.toml         # compare with the case's expected
+#   cases/tools/run_on_cpu.sh --collectives CASE.toml   # votes, shuffles, barriers, atomics
 #
 # The case file supplies everything: source (its kernel must be extern "C"), kernel,
 # [launch], [[buffers]] init and [[params]]. A host main() is generated, compiled with
 #   g++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all
 # (out-of-bounds accesses and signed overflow, where CPU and GPU could differ, abort the
-# run) and executed. Buffers with no `expected` in the case are printed too.
+# run; with --collectives -std=c++20 -pthread and no AddressSanitizer) and executed. Buffers with no `expected` in the case are printed too.
 set -euo pipefail
 TOOLS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export WB_TOOLS="$TOOLS"
@@ -23,9 +26,10 @@ except ModuleNotFoundError:
 
 args = sys.argv[1:]
 check = "--check" in args
-args = [a for a in args if a != "--check"]
+threads = "--collectives" in args
+args = [a for a in args if a not in ("--check", "--collectives")]
 if len(args) != 1:
-    sys.exit("usage: run_on_cpu.sh [--check] CASE.toml")
+    sys.exit("usage: run_on_cpu.sh [--check] [--collectives] CASE.toml")
 case_path = Path(args[0])
 case = tomllib.loads(case_path.read_text())
 if "source" not in case:
@@ -38,7 +42,8 @@ def dim(v):
     return "dim3{%s}" % ", ".join(str(d) for d in v + [1] * (3 - len(v)))
 
 bufs = case["buffers"]
-lines = ['#include "cpu_shim.h"', f'#include "{source}"', "#include <cstdio>"]
+header, launcher = ("cpu_collectives.h", "wb_launch_threads") if threads else ("cpu_shim.h", "wb_launch")
+lines = [f'#include "{header}"', f'#include "{source}"', "#include <cstdio>"]
 for i, b in enumerate(bufs):
     init = b["init"] if isinstance(b["init"], list) else [b["init"]] * b["words"]
     lines.append(f"static uint32_t b{i}[{b['words']}] = {{{', '.join(f'{w}u' for w in init)}}};")
@@ -53,7 +58,7 @@ for p in case.get("params", []):
         call.append(f"{p['u64']}ull")
 launch = case["launch"]
 lines.append("int main() {")
-lines.append(f"    wb_launch({dim(launch['grid'])}, {dim(launch['block'])}, "
+lines.append(f"    {launcher}({dim(launch['grid'])}, {dim(launch['block'])}, "
              f"[] {{ {kernel}({', '.join(call)}); }});")
 for i, b in enumerate(bufs):
     lines.append(f'    for (unsigned w = 0; w < {b["words"]}; w++) printf("%u ", b{i}[w]);')
@@ -64,10 +69,15 @@ with tempfile.TemporaryDirectory() as tmp:
     main = Path(tmp, "main.cpp")
     main.write_text("\n".join(lines) + "\n")
     exe = Path(tmp, "main")
-    subprocess.run(["g++", "-std=c++17", "-O1", "-g", "-fsanitize=address,undefined",
-                    "-fno-sanitize-recover=all", "-I", os.environ["WB_TOOLS"],
+    flags = (["-std=c++20", "-pthread", "-fsanitize=undefined"] if threads
+             else ["-std=c++17", "-fsanitize=address,undefined"])
+    subprocess.run(["g++", *flags, "-O1", "-g", "-fno-sanitize-recover=all", "-I", os.environ["WB_TOOLS"],
                     "-o", str(exe), str(main)], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.stderr.write(run.stderr)
+        sys.exit(f"{case_path}: the kernel failed on the CPU (exit {run.returncode})")
+    out = run.stdout
 
 results = [[int(w) for w in line.split()] for line in out.splitlines()]
 bad = 0

@@ -1,0 +1,227 @@
+"""``warpboard fuzz`` (harness/fuzz/): the generator, the CPU model of CUDA collectives, a campaign."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import newcase
+from harness.fuzz import cli, cpu_model, knobs
+from harness.fuzz.build import batch_source
+from harness.fuzz.campaign import Plan
+from harness.fuzz.generate import PRELUDE, Program, generate
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+
+
+def _have_cuda() -> bool:
+    try:
+        newcase.find_nvcc()
+        newcase.find_nvdisasm()
+    except newcase.ToolMissing:
+        return False
+    return True
+
+
+def _program(name: str, body: str, block: int = 32, grid: int = 1, out_words: int | None = None) -> Program:
+    """A hand-written kernel ``name(unsigned *out, const unsigned *in)`` as a Program."""
+    threads = block * grid
+    return Program(0, name, f'extern "C" __global__ void {name}(unsigned *out, const unsigned *in) {{\n{body}\n}}\n',
+                   block, grid, tuple(range(threads)), (0,) * (out_words or threads), ())
+
+
+def _model(tmp_path: Path, programs: list[Program]) -> list[cpu_model.ModelResult]:
+    cu = tmp_path / "b.cu"
+    cu.write_text(batch_source(programs))
+    return cpu_model.model_batch(programs, cu, tmp_path / "work", jobs=2)
+
+
+# ---------------------------------------------------------------- the generator
+
+def test_same_seed_same_program_and_seeds_differ():
+    k = knobs.load()
+    assert generate(7, k) == generate(7, k)
+    assert generate(7, k).source != generate(8, k).source
+    assert generate(7, k).name == "fz7"
+
+
+def test_generated_programs_cover_the_features():
+    k = knobs.load()
+    seen = set().union(*(generate(s, k).features for s in range(60)))
+    for feature in ("if-lane", "if-data", "switch-lane", "switch-data", "loop-lane", "loop-uniform",
+                    "break", "continue", "return", "vote-ballot", "vote-any", "vote-all", "vote-uni",
+                    "shfl-idx", "shfl-up", "shfl-down", "shfl-xor", "shfl-64", "shfl-width-4",
+                    "match-any", "match-all", "reduce-add-signed", "reduce-min", "reduce-xor",
+                    "syncwarp", "syncthreads-count", "exchange-block", "exchange-warp", "atomic",
+                    "div32", "div16", "div64"):
+        assert feature in seen, feature
+
+
+def test_knobs_turn_features_off(tmp_path):
+    path = tmp_path / "k.toml"
+    path.write_text("[program]\nblock_sizes = [48]\ngrids = [2]\n[weights]\nshfl = 0\ndiv16 = 0\ndiv64 = 0\n")
+    k = knobs.load(path)
+    programs = [generate(s, k) for s in range(20)]
+    assert {(p.block, p.grid) for p in programs} == {(48, 2)}
+    assert not any("__shfl" in p.source or "unsigned short" in p.source for p in programs)
+
+
+def test_knob_file_errors_name_the_file_and_key(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[weights]\nshuffle = 2\n")
+    with pytest.raises(knobs.KnobError, match=r"bad\.toml: unknown key 'weights\.shuffle'"):
+        knobs.load(path)
+    path.write_text("[program]\nblock_sizes = [0]\n")
+    with pytest.raises(knobs.KnobError, match=r"program\.block_sizes"):
+        knobs.load(path)
+
+
+def test_shards_split_a_campaign():
+    whole = Plan(seed=10, count=11).seeds()
+    parts = [Plan(seed=10, count=11, shard=(k, 3)).seeds() for k in (1, 2, 3)]
+    assert sorted(s for p in parts for s in p) == whole == list(range(10, 21))
+    assert cli.parse_shard("2/8") == (2, 8)
+
+
+# ---------------------------------------------------------------- the CPU model
+
+@needs_gxx
+def test_generated_programs_pass_the_model(tmp_path):
+    programs = [generate(s, knobs.load()) for s in range(100, 106)]
+    results = _model(tmp_path, programs)
+    assert [r.error for r in results] == [""] * len(programs)
+    assert all(len(r.words) == len(p.out_init) for r, p in zip(results, programs))
+
+
+@needs_gxx
+def test_model_computes_collectives(tmp_path):
+    body = """
+    unsigned t = threadIdx.x, lane = t & 31u;
+    unsigned m = t < 32u ? 0xffffffffu : 0xffffu;               // 48 threads: warp 1 has 16 lanes
+    out[t * 6u + 0u] = __ballot_sync(m, lane & 1u);
+    out[t * 6u + 1u] = __shfl_up_sync(m, lane * 10u, 3u, 8);
+    out[t * 6u + 2u] = (unsigned)__reduce_min_sync(m, (int)lane - 5);
+    out[t * 6u + 3u] = __match_any_sync(m, lane % 3u);
+    out[t * 6u + 4u] = (unsigned)__syncthreads_count(lane < 4u);
+    if (lane < 8u) out[t * 6u + 5u] = __shfl_xor_sync(0xffu, lane + 100u, 5u);
+    """
+    p = _program("collectives", body, block=48, out_words=48 * 6)
+    (result,) = _model(tmp_path, [p])
+    assert result.accepted, result.error
+    for t in range(48):
+        lane, n = t % 32, (32 if t < 32 else 16)
+        lanes = range(n)
+        words = result.words[t * 6:t * 6 + 6]
+        assert words[0] == sum(1 << i for i in lanes if i & 1)
+        assert words[1] == (lane - 3 if lane % 8 >= 3 else lane) * 10
+        assert words[2] == (-5) & 0xFFFFFFFF
+        assert words[3] == sum(1 << i for i in lanes if i % 3 == lane % 3)
+        assert words[4] == 8            # lanes 0..3 of both warps
+        assert words[5] == ((lane ^ 5) + 100 if lane < 8 else 0)
+
+
+ILL_DEFINED = {
+    "shfl_mask_names_idle_lanes": (
+        "if (lane < 16u) out[lane] = __shfl_sync(0xffffffffu, lane, 0u);",
+        r"rule break: .*(__shfl_sync with mask 0xffffffff names lanes 0x[0-9a-f]+ that have exited|"
+        r"exits while lanes 0x[0-9a-f]+ wait for it at __shfl_sync)"),
+    "syncwarp_masks_differ": (
+        "__syncwarp(lane < 16u ? 0xffffu : 0xffffffffu);\nout[lane] = lane;",
+        r"rule break: .*(exits while lanes 0x[0-9a-f]+ wait for it at __syncwarp|"
+        r"__syncwarp with mask 0xffffffff names lanes 0x[0-9a-f]+ that have exited)"),
+    "ballot_mask_omits_caller": (
+        "if (lane == 3u) out[lane] = __ballot_sync(0x0fu, 1);",
+        r"rule break: .*__ballot_sync with mask 0x0000000f"),
+    "syncthreads_in_divergent_code": (
+        "if (lane & 1u) __syncthreads(); else out[lane] = 1u;",
+        r"rule break: .*__syncthreads"),
+    "shfl_source_outside_mask_used": (
+        "if (lane < 8u) out[lane] = __shfl_sync(0xffu, lane, lane + 8u);",
+        r"depends on an undefined shuffle value"),
+}
+
+
+@pytest.fixture(scope="module")
+def ill_defined_results(tmp_path_factory):
+    """The CPU model's verdicts on ILL_DEFINED (one compile for all of them)."""
+    programs = [_program(name, "unsigned lane = threadIdx.x & 31u;\n" + body)
+                for name, (body, _) in ILL_DEFINED.items()]
+    mp = pytest.MonkeyPatch()
+    mp.setenv("WB_DEADLOCK_S", "2")
+    try:
+        results = _model(tmp_path_factory.mktemp("ill"), programs)
+    finally:
+        mp.undo()
+    return {r.name: r for r in results}
+
+
+@needs_gxx
+@pytest.mark.parametrize("name", sorted(ILL_DEFINED))
+def test_model_rejects_ill_defined_programs(ill_defined_results, name):
+    result = ill_defined_results[name]
+    assert not result.accepted
+    assert re.search(ILL_DEFINED[name][1], result.error), result.error
+
+
+# ---------------------------------------------------------------- a campaign
+
+@pytest.mark.skipif(not _have_cuda() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
+@pytest.mark.xdist_group("fuzz-campaign")
+def test_small_campaign_end_to_end(tmp_path, capsys):
+    out, summary = tmp_path / "c", tmp_path / "summary.json"
+    code = cli.run_argv(["--seed", "5", "--count", "8", "--out", str(out), "--jobs", "2",
+                         "--json", str(summary)])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads(summary.read_text())
+    assert doc["programs"] == 8 and doc["cases"] == 8 and not doc["rejected_by_model"]
+    interp = doc["devices"]["interp"]
+    assert interp["total"] == 8 and sum(interp["counts"].values()) == 8
+    failing = {f["case"] for items in interp["failures"].values() for f in items}
+    assert len(failing) == 8 - interp["counts"].get("PASS", 0)
+    assert sorted(p.name for p in out.glob("fz*.toml")) == [f"fz{s}.toml" for s in sorted(range(5, 13), key=str)]
+    assert "interp" in capsys.readouterr().out
+    # the same campaign again, from what was built
+    assert cli.run_argv(["--seed", "5", "--count", "8", "--out", str(out), "--reuse", "--no-interp"]) == 0
+
+
+class _FakeGpu:
+    """A record-truth runner that returns the cases' expected words, one word changed in ``odd``."""
+
+    def __init__(self, odd: str):
+        self.odd = odd
+
+    def info(self):
+        from harness.truth import GpuInfo
+        return GpuInfo("Fake GPU", (9, 0), "13.0", "580.0", "nvcc")
+
+    def run(self, case):
+        words = [list(b.expected if b.expected is not None else b.init) for b in case.buffers]
+        if case.id == self.odd:
+            words[0][0] ^= 1
+        return words
+
+
+@pytest.mark.skipif(not _have_cuda() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
+@pytest.mark.xdist_group("fuzz-campaign")
+def test_record_writes_one_batch_and_compares_with_the_model(tmp_path, monkeypatch, capsys):
+    from harness import truth
+    from harness.cases import load_case
+    out, chip, summary = tmp_path / "c", tmp_path / "chip.json", tmp_path / "s.json"
+    monkeypatch.setattr(truth, "make_runner", lambda compiler, timeout: _FakeGpu("fz21"))
+    args = ["--seed", "20", "--count", "3", "--out", str(out)]
+    assert cli.run_argv(args + ["--build-only"]) == 0
+    model_word = load_case(out / "fz21.toml", out).buffers[0].expected[0]
+    code = cli.run_argv(args + ["--reuse", "--no-interp", "--record", str(chip), "--repeat", "2",
+                                "--json", str(summary)])
+    assert code == 0, capsys.readouterr().err
+    recorded = json.loads(chip.read_text())
+    assert sorted(recorded["cases"]) == ["fz20", "fz21", "fz22"]
+    assert recorded["recorded_on"].startswith("Fake GPU (compute capability 9.0)")
+    assert json.loads(summary.read_text())["chip"]["model_differs"] == ["fz21"]
+    case = load_case(out / "fz21.toml", out)
+    assert case.provenance["expected"] == "chip"
+    assert case.provenance["recorded_on"] == recorded["recorded_on"]
+    assert case.buffers[0].expected[0] == model_word ^ 1
