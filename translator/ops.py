@@ -33,7 +33,7 @@ class OpSpec:
     flow: str = "next"            # how control leaves it: one of FLOWS
     target: str | None = None     # "pc": a label or address operand (BRA, CALL, BSSY);
                                   # "offset": added to a register (RET)
-    space: str | None = None      # memory it accesses: "global" | "shared"
+    space: str | None = None      # memory it accesses: "global" | "shared" | "local" (the thread's own)
     access: str | None = None     # "load" | "store" | "atomic" (returns the old value) | "reduce"
     lanes: str | None = None      # what it takes from the other lanes of its warp: one of LANE_USES
     lanes_if: frozenset[str] = frozenset()  # ... only with one of these modifiers (BRA.DIV/.CONV)
@@ -119,6 +119,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _mem("LDG", mem.load, "global", "load", _MEMORY), _mem("STG", mem.store, "global", "store", _MEMORY),
     _mem("LD", mem.load, "global", "load", _MEMORY), _mem("ST", mem.store, "global", "store", _MEMORY),
     _mem("LDS", mem.load, "shared", "load", _MEMORY), _mem("STS", mem.store, "shared", "store", _MEMORY),
+    _mem("LDL", mem.load, "local", "load", _MEMORY), _mem("STL", mem.store, "local", "store", _MEMORY),
     _mem("ATOMS", mem.atomic, "shared", "atomic", _ATOMIC),
     _mem("ATOMG", mem.atomic, "global", "atomic", _ATOMIC),
     _mem("ATOM", mem.atomic, "global", "atomic", _ATOMIC),
