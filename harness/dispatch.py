@@ -49,7 +49,7 @@ def prepare(case: Case, budget: int | None = None) -> Prepared:
     params = [("u64", abi.buffer_address(names.index(p.value))) if p.kind == "buffer" else (p.kind, p.value)
               for p in case.params]
     buffers = [struct.pack(f"<{b.words}I", *b.init) for b in case.buffers]
-    return Prepared(case, program, launch, abi.constant_bank(launch, params), buffers,
+    return Prepared(case, program, launch, abi.constant_bank(launch, params, case.constants), buffers,
                     budget or case.step_budget or abi.DEFAULT_BUDGET)
 
 

@@ -87,3 +87,64 @@ def test_local_memory_is_per_thread(backend):
     run = backend.run(body, [[0], [SENTINEL] * 128], threads=64, name="local_own")
     assert run.outcome == "ok", run.detail
     assert_rows(backend, rows_of(run.buffers[1], 2), [[t, (3 * t & 0xFFFF) << 16] for t in range(64)])
+
+
+# ================================================================ constant banks
+BANK3 = [0x11111111 * (k + 1) & M32 for k in range(16)]
+BANK2 = [0xC0DE0000 + k for k in range(8)]
+
+
+def test_constant_banks_as_operands_and_in_ldc(backend):
+    """Banks 2 and 3 as operands, through LDC/ULDC (also .64 and with an index register)
+    and past the end of the bank (0, as the chip's out-of-bank reads give no fault)."""
+    body = HEAD + [
+        "MOV R20, c[0x3][0x4]", "IADD3 R21, R0, c[0x3][0x3c], RZ", "ULDC UR4, c[0x2][0x8]", "MOV R22, UR4",
+        "LOP3.LUT R8, R0, 0xf, RZ, 0xc0, !PT", "IMAD.SHL.U32 R8, R8, 0x4, RZ",
+        "LDC R23, c[0x3][R8]", "LDC.64 R24, c[0x2][0x10]", "ULDC.64 UR6, c[0x3][0x20]", "MOV R26, UR7",
+        "LDC R27, c[0x2][R8+0x10]",                    # past the 8 words given: zeros, in the bank
+        "MOV R9, 0xffc", "LDC R28, c[0x3][R9+0x4]",       # past the bank's end: 0
+        "S2UR UR5, SR_TID.X", "ULOP3.LUT UR5, UR5, 0x7, URZ, 0xc0, !UPT", "USHF.L.U32 UR5, UR5, 0x2, URZ",
+        "LDC R29, c[0x2][UR5]",
+    ] + store_outputs(10)
+    constants = ((3, 0, tuple(BANK3)), (2, 0, tuple(BANK2)))
+    run = backend.run(body, [[0], [SENTINEL] * 320], threads=32, name="cbanks", constants=constants)
+    assert run.outcome == "ok", run.detail
+    bank2 = BANK2 + [0] * 16
+
+    def expect(t):
+        return [BANK3[1], t + BANK3[15], BANK2[2], BANK3[t % 16], BANK2[4], BANK2[5], BANK3[9],
+                bank2[t % 16 + 4], 0, BANK2[t % 8]]
+    assert_rows(backend, rows_of(run.buffers[1], 10), [expect(t) for t in range(32)])
+
+
+def test_constants_in_the_case_file(make_case, interp):
+    """A [[constants]] table in a case file reaches the kernel; a bad one is refused."""
+    import pytest
+    from harness.cases import CaseError
+    sass = "".join(f"        /*{16 * k:04x}*/                   {line} ;\n" for k, line in enumerate(
+        ["MOV R2, c[0x0][0x160]", "MOV R3, c[0x0][0x164]", "MOV R4, c[0x3][0x8]", "STG.E [R2.64], R4", "EXIT"]))
+    case = make_case("const3", sass=sass, block=1, buffers=[{"name": "out", "words": 1, "init": 0, "expected": [7]}])
+    text = case.path.read_text() + "\n[[constants]]\nbank = 3\noffset = 0x8\nwords = [7, 8]\n"
+    case.path.write_text(text)
+    loaded = make_case.load("const3")
+    assert loaded.constants == ((3, 8, (7, 8)),)
+    assert interp.run_case(loaded).buffers[0] == [7]
+    case.path.write_text(text.replace("offset = 0x8", "offset = 0x6"))
+    with pytest.raises(CaseError, match="not a multiple of 4"):
+        make_case.load("const3")
+
+
+# ================================================================ sub-word constant loads
+def test_subword_parameter_loads(backend):
+    """LDC/ULDC .U8/.S8/.U16/.S16 of char, bool and short parameters at every byte position."""
+    params = [Param("buffer", "in"), Param("u8", 0xFB), Param("u8", 0x01), Param("u16", 0x8123),
+              Param("u8", 0xC8), Param("u8", 0x7F), Param("u16", 0x7FFE)]   # 0x168 0x169 0x16a 0x16c 0x16d 0x16e
+    body = HEAD + ["LDC.U8 R20, c[0x0][0x168]", "LDC.S8 R21, c[0x0][0x168]", "ULDC.U8 UR4, c[0x0][0x169]",
+                   "MOV R22, UR4", "LDC.U16 R23, c[0x0][0x16a]", "ULDC.S16 UR5, c[0x0][0x16a]", "MOV R24, UR5",
+                   "LDC.S8 R25, c[0x0][0x16c]", "LDC.U8 R26, c[0x0][0x16d]", "LDC.S16 R27, c[0x0][0x16e]",
+                   "LDC.S8 R28, c[0x0][0x16d]"] + [
+        "IMAD.WIDE.U32 R6, R0, 0x24, c[0x0][0x160]", *(f"STG.E [R6.64+{4 * k:#x}], R{20 + k}" for k in range(9)), "EXIT"]
+    run = backend.run(body, [[SENTINEL] * 9 * 32], threads=32, name="subword", params=params)
+    assert run.outcome == "ok", run.detail
+    want = [0xFB, 0xFFFFFFFB, 1, 0x8123, 0xFFFF8123, 0xFFFFFFC8, 0x7F, 0x7FFE, 0x7F]
+    assert_rows(backend, rows_of(run.buffers[0], 9), [want] * 32)

@@ -24,6 +24,7 @@ CBANK_BYTES = 0x400
 STACK_TOP = 0x00FFFFF0        # the stack pointer's start: local memory ends here
 BANK_BYTES = 0x1000           # each of the constant banks 1-4
 NUM_BANKS = 5
+PARAM_BYTES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 BUFFER_HI = 0x7F00
 BUFFER_LO = 0x10000000
@@ -95,7 +96,7 @@ class Launch:
 
 def constant_bank(launch: Launch, params: list[tuple[str, int]], data=()) -> bytes:
     """The constant area of a launch: bank 0 (params are ("u32"|"u64", value) in declaration
-    order), then banks 1-4 holding ``data``: (bank, byte offset, words) triples."""
+    order; "u8" and "u16" too), then banks 1-4 holding ``data``: (bank, byte offset, words) triples."""
     bank = bytearray(bank_start(NUM_BANKS))
     for k, offset, words in data:
         if not 0 < k < NUM_BANKS or offset % 4 or offset < 0 or offset + 4 * len(words) > bank_bytes(k):
@@ -106,9 +107,9 @@ def constant_bank(launch: Launch, params: list[tuple[str, int]], data=()) -> byt
     struct.pack_into("<I", bank, STACK_POINTER, STACK_TOP)
     offset = PARAM_BASE
     for kind, value in params:
-        size = 8 if kind == "u64" else 4
+        size = PARAM_BYTES[kind]
         offset = (offset + size - 1) // size * size
-        struct.pack_into("<Q" if size == 8 else "<I", bank, offset, value)
+        struct.pack_into({1: "<B", 2: "<H", 4: "<I", 8: "<Q"}[size], bank, offset, value)
         offset += size
     if offset > CBANK_BYTES:
         raise ValueError(f"parameters need {offset} bytes of constant bank 0, more than {CBANK_BYTES}")

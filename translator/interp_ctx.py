@@ -217,17 +217,19 @@ class ThreadCtx:
         return self.read(o)
 
     def _cbank(self, o, n: int) -> int:
-        if o.value != 0:
-            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in {self.inst.text}",
-                                         self.inst.opcode)
+        """``n`` bytes of a constant bank; 0 outside the bank (as the emitter reads them)."""
+        if not 0 <= o.value < abi.NUM_BANKS:
+            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in '{self.inst.text}' "
+                                         f"(banks 0-{abi.NUM_BANKS - 1} exist)", self.inst.opcode)
         off = o.offset
         if o.base is not None:
             off += self.read(o.base)
         if o.uniform_base is not None:
             off += self.read(o.uniform_base)
-        if off < 0 or off + n > len(self.m.cbank):
+        if off < 0 or off + n > abi.bank_bytes(o.value):
             return 0
-        return int.from_bytes(self.m.cbank[off:off + n], "little")
+        start = abi.bank_start(o.value) + off
+        return int.from_bytes(self.m.cbank[start:start + n], "little")
 
     def _sreg(self, name: str) -> int:
         t = self.t

@@ -94,8 +94,8 @@ def _mem(name, make_sem, space, access, mods) -> OpSpec:
 TABLE: dict[str, OpSpec] = {o.name: o for o in [
     # moves, constants, special registers
     _t("MOV", alu.mov), _t("UMOV", alu.mov), _t("R2UR", alu.mov), _t("S2R", alu.mov),
-    _t("S2UR", alu.mov), _t("CS2R", alu.cs2r, {"32"}), _t("ULDC", alu.ldc, {"64", "U32"}),
-    _t("LDC", alu.ldc, {"64", "U32"}),
+    _t("S2UR", alu.mov), _t("CS2R", alu.cs2r, {"32"}),
+    _t("ULDC", alu.ldc, {"64", "U32", *alu.SUBWORDS}), _t("LDC", alu.ldc, {"64", "U32", *alu.SUBWORDS}),
     # integer arithmetic
     _t("IMAD", alu.imad, {"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
     _t("UIMAD", alu.imad, {"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
