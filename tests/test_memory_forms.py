@@ -148,3 +148,20 @@ def test_subword_parameter_loads(backend):
     assert run.outcome == "ok", run.detail
     want = [0xFB, 0xFFFFFFFB, 1, 0x8123, 0xFFFF8123, 0xFFFFFFC8, 0x7F, 0x7FFE, 0x7F]
     assert_rows(backend, rows_of(run.buffers[0], 9), [want] * 32)
+
+
+# ================================================================ constants from the cubin
+def test_new_case_reads_constant_data_from_the_cubin(tmp_path):
+    """new-case puts a kernel's __constant__ data (bank 3) into [[constants]] tables, leaving
+    long zero stretches out; the words are the initializer's."""
+    import pytest
+    from harness import newcase
+    try:
+        newcase.find_nvcc(), newcase.find_nvdisasm()
+    except newcase.ToolMissing as e:
+        pytest.skip(str(e))
+    src = tmp_path / "k.cu"
+    src.write_text("__constant__ unsigned tab[40] = {7, 8, 9, [39] = 0xabcdef};\n"
+                   'extern "C" __global__ void k(unsigned *out) { out[threadIdx.x] = tab[threadIdx.x % 40]; }\n')
+    case = newcase.new_case(src, "k", tmp_path / "cases" / "k.toml", buffers=[newcase.BufferArg("out", 32, 0)])
+    assert case.constants == ((3, 0, (7, 8, 9)), (3, 39 * 4, (0xABCDEF,)))
