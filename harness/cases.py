@@ -38,11 +38,15 @@ MAX_FILE_BYTES = 16 << 20        # a case file or a listing
 PROVENANCE_KINDS = ("chip", "derived", "pending")
 
 TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
-            "step_budget", "provenance", "launch", "buffers", "params")
+            "step_budget", "provenance", "launch", "buffers", "params", "constants")
 PROVENANCE_KEYS = ("expected", "recorded_on", "listing", "derivation")
 LAUNCH_KEYS = ("grid", "block", "shared_bytes")
 BUFFER_KEYS = ("name", "words", "init", "expected")
-PARAM_KINDS = ("buffer", "u32", "u64")
+PARAM_KINDS = ("buffer", "u8", "u16", "u32", "u64")
+PARAM_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64}
+CONSTANT_KEYS = ("bank", "offset", "words")
+CONSTANT_BANKS = (1, 4)          # banks a case may fill (0 is the launch's: see translator.abi)
+CONSTANT_BANK_BYTES = 0x1000     # translator.abi.BANK_BYTES
 
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -75,7 +79,7 @@ class BufferSpec:
 @dataclass(frozen=True)
 class Param:
     """One kernel parameter: ``kind`` "buffer" (value: buffer name, passed as its 64-bit
-    address), "u32" or "u64" (value: the integer)."""
+    address), "u8", "u16", "u32" or "u64" (value: the integer; each naturally aligned)."""
     kind: str
     value: str | int
 
@@ -100,6 +104,7 @@ class Case:
     buffers: tuple[BufferSpec, ...]
     params: tuple[Param, ...]
     provenance: dict = field(hash=False)
+    constants: tuple[tuple[int, int, tuple[int, ...]], ...] = ()   # (bank, byte offset, words)
 
     @property
     def threads_per_block(self) -> int:
@@ -346,11 +351,12 @@ def load_case(path: str | Path, root: str | Path | None = None) -> Case:
         _check_pending(loc, source, buffers)
     params = tuple(_param(loc, t, i, buffers)
                    for i, t in enumerate(top.tables("params", required=False)))
+    constants = tuple(_constants(loc, t, i) for i, t in enumerate(top.tables("constants", required=False)))
     return Case(id=_case_id(path, root), path=path, name=name, summary=summary, tags=tags,
                 kernel=kernel, listing_text=listing_text, listing_path=listing_path,
                 listing_line=listing_line, source=source, grid=grid, block=block,
                 shared_bytes=shared, step_budget=step_budget, buffers=buffers,
-                params=params, provenance=provenance)
+                params=params, provenance=provenance, constants=constants)
 
 
 def discover_cases(root: str | Path = "cases", patterns: Iterable[str] | None = None) -> list[Case]:
@@ -568,7 +574,7 @@ def _param(loc: _Locator, data: dict, index: int, buffers: tuple[BufferSpec, ...
     c = _Checker(loc, data, f"params[{index}]", "params", index)
     c.only(PARAM_KINDS)
     if len(data) != 1:
-        raise c.err(None, f"params[{index}]: give exactly one of buffer, u32, u64")
+        raise c.err(None, f"params[{index}]: give exactly one of {', '.join(PARAM_KINDS)}")
     kind = next(iter(data))
     if kind == "buffer":
         name = c.string("buffer")
@@ -577,7 +583,24 @@ def _param(loc: _Locator, data: dict, index: int, buffers: tuple[BufferSpec, ...
             raise c.err("buffer", f"params[{index}].buffer: no buffer named '{name}' "
                                   f"(buffers: {', '.join(names)})")
         return Param("buffer", name)
-    return Param(kind, c.uint(kind, data[kind], c.name(kind), 32 if kind == "u32" else 64))
+    return Param(kind, c.uint(kind, data[kind], c.name(kind), PARAM_BITS[kind]))
+
+
+def _constants(loc: _Locator, data: dict, index: int) -> tuple[int, int, tuple[int, ...]]:
+    """One [[constants]] table: words of constant bank ``bank`` from byte ``offset`` on."""
+    c = _Checker(loc, data, f"constants[{index}]", "constants", index)
+    c.only(CONSTANT_KEYS)
+    bank = c.integer("bank", *CONSTANT_BANKS)
+    offset = c.integer("offset", 0, CONSTANT_BANK_BYTES - 4, required=False) or 0
+    if offset % 4:
+        raise c.err("offset", f"constants[{index}].offset: {offset:#x} is not a multiple of 4")
+    words = c.required("words")
+    if not isinstance(words, list) or not words:
+        raise c.err("words", f"constants[{index}].words: must be a non-empty array of u32")
+    if offset + 4 * len(words) > CONSTANT_BANK_BYTES:
+        raise c.err("words", f"constants[{index}].words: {len(words)} words from {offset:#x} "
+                             f"go past the bank's {CONSTANT_BANK_BYTES:#x} bytes")
+    return bank, offset, c.words("words", len(words), fill_ok=False)
 
 
 def _provenance(loc: _Locator, data: dict) -> dict:

@@ -49,7 +49,7 @@ def prepare(case: Case, budget: int | None = None) -> Prepared:
     params = [("u64", abi.buffer_address(names.index(p.value))) if p.kind == "buffer" else (p.kind, p.value)
               for p in case.params]
     buffers = [struct.pack(f"<{b.words}I", *b.init) for b in case.buffers]
-    return Prepared(case, program, launch, abi.constant_bank(launch, params), buffers,
+    return Prepared(case, program, launch, abi.constant_bank(launch, params, case.constants), buffers,
                     budget or case.step_budget or abi.DEFAULT_BUDGET)
 
 
@@ -83,7 +83,7 @@ def warps_are_subgroups(info) -> bool:
 
 
 def control_words(prep: Prepared) -> bytes:
-    """The ctrl buffer: status, counters, buffer table, budget and constant bank 0."""
+    """The ctrl buffer: status, counters, buffer table, budget and the constant banks."""
     ctrl = [0] * abi.CTRL_WORDS
     ctrl[abi.BUDGET] = prep.budget
     offset = 0
@@ -91,7 +91,7 @@ def control_words(prep: Prepared) -> bytes:
         ctrl[abi.TABLE + 2 * k] = offset
         ctrl[abi.TABLE + 2 * k + 1] = len(data)
         offset += len(data) // 4
-    ctrl[abi.CBANK:abi.CBANK + abi.CBANK_BYTES // 4] = struct.unpack(f"<{abi.CBANK_BYTES // 4}I", prep.cbank)
+    ctrl[abi.CBANK:] = struct.unpack(f"<{len(prep.cbank) // 4}I", prep.cbank)
     return struct.pack(f"<{abi.CTRL_WORDS}I", *ctrl)
 
 

@@ -2,7 +2,7 @@
 
     warpboard new-case KERNEL.cu --kernel NAME --out cases/<cat>/<name>.toml
         [--grid X[,Y,Z]] [--block X[,Y,Z]] [--buffer name:words[:init]]...
-        [--param buffer:NAME|u32:V|u64:V]... [--tags a,b] [--summary TEXT]
+        [--param buffer:NAME|u8:V|u16:V|u32:V|u64:V]... [--tags a,b] [--summary TEXT]
 
 compiles the source for sm_86 with nvcc (``-cubin``), disassembles it with nvdisasm (from
 the PATH, else from the ``nvidia-cuda-nvdisasm`` wheel), writes ``<stem>.sm_86.sass``
@@ -13,7 +13,8 @@ file whose provenance is ``expected = "pending"``: the expected words are left o
 Buffer ``init``: a number (every word), ``iota`` (0, 1, 2, ...), ``random`` or
 ``random:SEED`` (fixed pseudo-random words; the seed defaults to 1), or a comma-separated
 list of exactly ``words`` numbers. Without ``--param``, every buffer is a parameter, in
-the order given.
+the order given. The kernel's constant banks 2 and 3 (``__constant__`` data, nvcc's own
+tables) are read from the cubin into ``[[constants]]`` tables.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cases import CaseError, listing_kernels, load_case
+from . import cubin
+from .cases import CONSTANT_BANK_BYTES, PARAM_BITS, CaseError, listing_kernels, load_case
 
 ARCH = "sm_86"
 WORDS_PER_LINE = 8
@@ -139,8 +141,8 @@ def _run(cmd: list[str], what: str, cwd: Path) -> str:
 
 
 def compile_listing(source: Path, arch: str = ARCH, nvcc: str | None = None,
-                    nvdisasm: str | None = None) -> tuple[str, str]:
-    """(nvdisasm -c text, nvcc version) of ``source`` compiled with nvcc -cubin -arch=arch."""
+                    nvdisasm: str | None = None) -> tuple[str, str, bytes]:
+    """(nvdisasm -c text, nvcc version, the cubin) of ``source`` compiled with nvcc -cubin -arch=arch."""
     nvcc = nvcc or find_nvcc()
     nvdisasm = nvdisasm or find_nvdisasm()
     with tempfile.TemporaryDirectory(prefix="wb-newcase-") as tmp:
@@ -148,7 +150,24 @@ def compile_listing(source: Path, arch: str = ARCH, nvcc: str | None = None,
         _run([nvcc, "-cubin", f"-arch={arch}", "-o", str(cubin), str(source.resolve())],
              "nvcc", Path(tmp))
         text = _run([nvdisasm, "-c", str(cubin)], "nvdisasm", Path(tmp))
-    return text, nvcc_version(nvcc)
+        image = cubin.read_bytes()
+    return text, nvcc_version(nvcc), image
+
+
+def case_constants(image: bytes, kernel: str, source: Path) -> list[tuple[int, int, tuple[int, ...]]]:
+    """The [[constants]] tables of a kernel: its cubin's banks 2 and 3 (``__constant__``
+    data, nvcc's own tables), as (bank, byte offset, words)."""
+    try:
+        banks = cubin.constant_banks(image, kernel)
+    except cubin.CubinError as e:
+        raise NewCaseError(f"{source}: the cubin nvcc wrote cannot be read: {e}") from None
+    out = []
+    for bank, body in sorted(banks.items()):
+        if len(body) > CONSTANT_BANK_BYTES:
+            raise NewCaseError(f"{source}: constant bank {bank} holds {len(body)} bytes; "
+                               f"a case has room for {CONSTANT_BANK_BYTES}")
+        out += [(bank, offset, words) for offset, words in cubin.bank_words(body)]
+    return out
 
 
 # ---------------------------------------------------------------- arguments
@@ -215,7 +234,7 @@ def parse_buffer(text: str) -> BufferArg:
 
 
 def parse_param(text: str, buffers: list[BufferArg]) -> tuple[str, str | int]:
-    """buffer:NAME, u32:V or u64:V."""
+    """buffer:NAME, u8:V, u16:V, u32:V or u64:V (char, bool and short parameters: u8, u16)."""
     kind, _, value = text.partition(":")
     what = f"--param {text!r}"
     if kind == "buffer":
@@ -223,22 +242,22 @@ def parse_param(text: str, buffers: list[BufferArg]) -> tuple[str, str | int]:
         if value not in names:
             raise NewCaseError(f"{what}: no buffer named {value!r} (buffers: {', '.join(names)})")
         return kind, value
-    if kind in ("u32", "u64"):
+    if kind in PARAM_BITS:
         try:
             v = int(value, 0)
         except ValueError:
             raise NewCaseError(f"{what}: {value!r} is not an integer") from None
-        if not 0 <= v < 1 << (32 if kind == "u32" else 64):
+        if not 0 <= v < 1 << PARAM_BITS[kind]:
             raise NewCaseError(f"{what}: {v} does not fit a {kind}")
         return kind, v
-    raise NewCaseError(f"{what}: expected buffer:NAME, u32:V or u64:V")
+    raise NewCaseError(f"{what}: expected buffer:NAME, u8:V, u16:V, u32:V or u64:V")
 
 
 # ---------------------------------------------------------------- the case file
 
 def case_text(*, name: str, summary: str, tags: list[str], kernel: str, listing: str,
               source: str, listing_cmd: str, grid: list[int], block: list[int],
-              buffers: list[BufferArg], params: list[tuple[str, str | int]]) -> str:
+              buffers: list[BufferArg], params: list[tuple[str, str | int]], constants=()) -> str:
     """The TOML text of a pending case."""
     lines = [f"name = {toml_string(name)}",
              f"summary = {toml_string(summary)}",
@@ -261,6 +280,9 @@ def case_text(*, name: str, summary: str, tags: list[str], kernel: str, listing:
     for kind, value in params:
         lines += ["", "[[params]]",
                   f"{kind} = {toml_string(value) if kind == 'buffer' else value}"]
+    for bank, offset, words in constants:
+        lines += ["", "[[constants]]", f"bank = {bank}", f"offset = {offset:#x}",
+                  toml_words("words", list(words), hex_words=True)]
     return "\n".join(lines) + "\n"
 
 
@@ -298,7 +320,7 @@ def new_case(source: Path, kernel: str, out: Path, *, grid=(1,), block=(32,),
     for t in tags:
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", t):
             raise NewCaseError(f"--tags: {t!r} is not a tag (lowercase letters, digits and '-')")
-    text, version = compile_listing(source, ARCH, nvcc, nvdisasm)
+    text, version, image = compile_listing(source, ARCH, nvcc, nvdisasm)
     found = listing_kernels(text)
     if kernel not in found:
         hint = " (declare it extern \"C\" so that its name is not mangled)" \
@@ -315,7 +337,8 @@ def new_case(source: Path, kernel: str, out: Path, *, grid=(1,), block=(32,),
     out.write_text(case_text(
         name=out.stem, summary=summary or f"{kernel} from {src_name}.", tags=list(tags),
         kernel=kernel, listing=listing, source=src_name, listing_cmd=cmd,
-        grid=list(grid), block=list(block), buffers=buffers, params=params), encoding="utf-8")
+        grid=list(grid), block=list(block), buffers=buffers, params=params,
+        constants=case_constants(image, kernel, source)), encoding="utf-8")
     try:
         return load_case(out)
     except CaseError as e:
@@ -344,7 +367,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="name:words[:init], init = number | iota | random[:seed] | a,b,c,... "
                         "(repeatable; default: one buffer 'out' of one word per thread)")
     p.add_argument("--param", action="append", default=[],
-                   help="buffer:NAME | u32:V | u64:V, in the kernel's order "
+                   help="buffer:NAME | u8:V | u16:V | u32:V | u64:V, in the kernel's order "
                         "(repeatable; default: every buffer in order)")
     p.add_argument("--tags", default="", help="comma-separated tags")
     p.add_argument("--summary", help="one sentence: what the case exercises")

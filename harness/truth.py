@@ -176,7 +176,7 @@ class CupyRunner:
             if p.kind == "buffer":
                 args.append(arrays[names.index(p.value)])
             else:
-                args.append(np.uint32(p.value) if p.kind == "u32" else np.uint64(p.value))
+                args.append({"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}[p.kind](p.value))
         try:
             fn(case.grid, case.block, tuple(args))
             done = cp.cuda.Event()

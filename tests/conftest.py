@@ -180,7 +180,7 @@ class Backend:
 
     def run(self, lines: list[str], buffers: list[list[int]], *, threads: int = 32, grid: int = 1,
             block: tuple[int, int, int] | None = None, shared: int = 1024, name: str = "kernel",
-            params: list[Param] | None = None) -> Run:
+            params: list[Param] | None = None, constants: tuple = ()) -> Run:
         """Instruction lines as a one-kernel case whose buffers (``in``, ``out``, ``buf2``...)
         start as ``buffers`` and are, unless ``params`` says otherwise, its parameters."""
         specs = tuple(BufferSpec(n, len(words), tuple(w & M32 for w in words), None)
@@ -190,7 +190,7 @@ class Backend:
                     listing_line=1, source=None, grid=(grid, 1, 1), block=block or (threads, 1, 1),
                     shared_bytes=shared, step_budget=None, buffers=specs,
                     params=tuple(params if params is not None else (Param("buffer", s.name) for s in specs)),
-                    provenance={})
+                    provenance={}, constants=constants)
         return self.run_case(case)
 
 

@@ -1,7 +1,11 @@
 """The kernel ABI shared by the emitter, the interpreter and the harness.
 
 SM86 side: constant bank 0 holds blockDim (0x0), gridDim (0xc), the stack pointer (0x28) and
-the parameters from 0x160. Global memory is addressed with 64-bit pointers; the harness gives
+the parameters from 0x160; banks 1-4 hold what the case gives them (nvcc puts ``__constant__``
+data in bank 3, its own tables in bank 2, printf's format strings in bank 4). Local memory
+(LDL/STL) is each thread's own window of :func:`local_frame_bytes` bytes just below the stack
+pointer's start ``STACK_TOP``: the kernel's prologue lowers R1 by its frame size and addresses
+its locals from there. Global memory is addressed with 64-bit pointers; the harness gives
 buffer *k* the address ``(BUFFER_HI + k) << 32 | BUFFER_LO``, so pointer arithmetic in the
 listing works and an address outside every buffer is recognised (FAULT).
 
@@ -17,7 +21,10 @@ from dataclasses import dataclass
 PARAM_BASE = 0x160
 STACK_POINTER = 0x28
 CBANK_BYTES = 0x400
-STACK_TOP = 0x00FFFFF0        # an SP value that no load in the supported subset dereferences
+STACK_TOP = 0x00FFFFF0        # the stack pointer's start: local memory ends here
+BANK_BYTES = 0x1000           # each of the constant banks 1-4
+NUM_BANKS = 5
+PARAM_BYTES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 
 BUFFER_HI = 0x7F00
 BUFFER_LO = 0x10000000
@@ -29,7 +36,7 @@ TURNS, STEPS, BARRIERS, INSTRUCTIONS = 8, 9, 10, 11    # counters, summed over w
 BUDGET = 16
 TABLE = 32                     # per buffer: heap word offset, size in bytes (whole words)
 CBANK = 64
-CTRL_WORDS = CBANK + CBANK_BYTES // 4
+CTRL_WORDS = CBANK + CBANK_BYTES // 4 + (NUM_BANKS - 1) * BANK_BYTES // 4
 
 # status codes written by the shader (first writer wins); harness.results.Outcome names them
 OK, FAULT, LIVELOCK, BAD_PC, NOT_WARPS = 0, 1, 2, 3, 4
@@ -37,6 +44,33 @@ OK, FAULT, LIVELOCK, BAD_PC, NOT_WARPS = 0, 1, 2, 3, 4
 DEFAULT_BUDGET = 60000         # steps per thread (free) or turns per workgroup (turns); lavapipe
                                # stops a loop after 65,535 iterations counted with those of the
                                # loops nested in it, so stay below
+
+
+def bank_bytes(bank: int) -> int:
+    """The size of constant bank ``bank`` (0 to NUM_BANKS - 1)."""
+    return CBANK_BYTES if bank == 0 else BANK_BYTES
+
+
+def bank_start(bank: int) -> int:
+    """Where bank ``bank`` starts, in bytes from the start of bank 0 (the constant area,
+    ctrl word CBANK on)."""
+    return 0 if bank == 0 else CBANK_BYTES + (bank - 1) * BANK_BYTES
+
+
+def local_frame_bytes(insts) -> int:
+    """The local memory a kernel's threads need: what its prologues take off the stack
+    pointer (``IADD3 R1, R1, -0x80, RZ``; nested frames of called functions add up), in
+    whole 16-byte units. Local addresses below ``STACK_TOP`` minus this are outside it."""
+    total = 0
+    for i in insts:
+        ops = i.ops
+        if (i.opcode.split(".")[0] in ("IADD3", "IADD", "VIADD") and len(ops) >= 3
+                and all(o.kind == "reg" and o.value == 1 for o in ops[:2]) and ops[2].kind == "imm"):
+            step = ops[2].value & 0xFFFFFFFF
+            step = step - (1 << 32) if step >> 31 else step
+            step = -step if ops[2].neg else step
+            total += max(0, -step)
+    return (total + 15) // 16 * 16
 
 
 def buffer_address(k: int) -> int:
@@ -60,16 +94,22 @@ class Launch:
         return x * y * z
 
 
-def constant_bank(launch: Launch, params: list[tuple[str, int]]) -> bytes:
-    """Constant bank 0 for a launch; params are ("u32"|"u64", value) in declaration order."""
-    bank = bytearray(CBANK_BYTES)
+def constant_bank(launch: Launch, params: list[tuple[str, int]], data=()) -> bytes:
+    """The constant area of a launch: bank 0 (params are ("u32"|"u64", value) in declaration
+    order; "u8" and "u16" too), then banks 1-4 holding ``data``: (bank, byte offset, words) triples."""
+    bank = bytearray(bank_start(NUM_BANKS))
+    for k, offset, words in data:
+        if not 0 < k < NUM_BANKS or offset % 4 or offset < 0 or offset + 4 * len(words) > bank_bytes(k):
+            raise ValueError(f"constant data for bank {k} at {offset:#x} ({len(words)} words) "
+                             f"outside banks 1-{NUM_BANKS - 1} of {BANK_BYTES:#x} bytes")
+        struct.pack_into(f"<{len(words)}I", bank, bank_start(k) + offset, *words)
     struct.pack_into("<6I", bank, 0, *launch.block, *launch.grid)
     struct.pack_into("<I", bank, STACK_POINTER, STACK_TOP)
     offset = PARAM_BASE
     for kind, value in params:
-        size = 8 if kind == "u64" else 4
+        size = PARAM_BYTES[kind]
         offset = (offset + size - 1) // size * size
-        struct.pack_into("<Q" if size == 8 else "<I", bank, offset, value)
+        struct.pack_into({1: "<B", 2: "<H", 4: "<I", 8: "<Q"}[size], bank, offset, value)
         offset += size
     if offset > CBANK_BYTES:
         raise ValueError(f"parameters need {offset} bytes of constant bank 0, more than {CBANK_BYTES}")

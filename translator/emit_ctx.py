@@ -76,14 +76,21 @@ class SpirvCtx:
         return v
 
     def _cbank(self, o, word):
-        if o.value != 0:
-            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in '{self.inst.text}'",
-                                         self.inst.opcode)
-        index = self.k32(abi.CBANK + o.offset // 4 + word)
+        """Word ``word`` of a constant-bank operand; an indexed read outside its bank gives 0."""
+        if not 0 <= o.value < abi.NUM_BANKS:
+            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in '{self.inst.text}' "
+                                         f"(banks 0-{abi.NUM_BANKS - 1} exist)", self.inst.opcode)
+        start = abi.CBANK + abi.bank_start(o.value) // 4
+        off = self.k32(o.offset + 4 * word)
         for base in (o.base, o.uniform_base):
             if base is not None:
-                index = self.add(index, self.shr(self.read(base), self.k32(2)))
-        return self.e.ctrl_load(index)
+                off = self.add(off, self.read(base))
+        if self._value(off) is not None:
+            inside = self._value(off) + 4 <= abi.bank_bytes(o.value)
+            return self.e.ctrl_load(self.k32(start + self._value(off) // 4)) if inside else self.k32(0)
+        inside = self.cmp("le", off, self.k32(abi.bank_bytes(o.value) - 4), False)
+        value = self.e.ctrl_load(self.add(self.k32(start), self.shr(self.sel(inside, off, self.k32(0)), self.k32(2))))
+        return self.sel(inside, value, self.k32(0))
 
     def read64(self, o):
         if regs.writable(o):

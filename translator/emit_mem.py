@@ -2,8 +2,10 @@
 
 A global address is ``(BUFFER_HI + k) << 32 | BUFFER_LO + offset`` (see :mod:`translator.abi`);
 the buffer table in ``ctrl`` gives buffer k's first heap word and size. An access outside
-every buffer (or outside shared memory) records FAULT with its pc, thread and address, and
-ends the thread; it never touches memory.
+every buffer (or outside shared memory, or the thread's local window) records FAULT with its
+pc, thread and address, and ends the thread; it never touches memory. Local memory is an
+array in each invocation's Function storage, zeroed at the start, covering the
+``program.local_bytes`` below ``abi.STACK_TOP``.
 """
 from __future__ import annotations
 
@@ -27,6 +29,14 @@ class MemoryEmitter:
             arr = self.m.array(u32, self.shared_words)
             self.smem = self.m.global_var(self.m.pointer("Workgroup", arr), "Workgroup", "shared_mem")
         self.wg_u32 = self.m.pointer("Workgroup", u32)
+        self.local_bytes = e.program.local_bytes
+        self.lmem = None
+        if any(i.spec.space == "local" for i in e.program.insts):
+            arr = self.m.array(u32, max(1, self.local_bytes // 4))
+            zero = self.m.new_id()
+            self.m.emit("global", "ConstantNull", arr, zero)
+            self.lmem = self.f.local(arr, "local_mem", zero)
+        self.fn_u32 = self.m.pointer("Function", u32)
 
     def init_shared(self, cooperative: bool) -> None:
         """Zero shared memory, each thread a strided share (turns mode: before the first barrier)."""
@@ -67,13 +77,21 @@ class MemoryEmitter:
         ok = self._fits(x, addr, x.k32(self.shared_words * 4), nbytes)
         return ok, x.shr(addr, x.k32(2)), self._shift(x, addr, nbytes), addr, None
 
+    def _local(self, x, addr, nbytes):
+        off = x.sub(addr, x.k32(abi.STACK_TOP - self.local_bytes))
+        ok = self._fits(x, off, x.k32(self.local_bytes), nbytes)
+        return ok, x.shr(off, x.k32(2)), self._shift(x, off, nbytes), addr, None
+
     def _where(self, x, space, addr, nbytes):
-        return self._global(x, addr, nbytes) if space == "global" else self._shared(x, addr, nbytes)
+        where = {"global": self._global, "shared": self._shared, "local": self._local}[space]
+        return where(x, addr, nbytes)
 
     def _ptr(self, space, index):
         f = self.f
         if space == "global":
             return f.op("AccessChain", self.e.sb_u32, self.e.heap, self.e.k(0), index)
+        if space == "local":
+            return f.op("AccessChain", self.fn_u32, self.lmem, index)
         return f.op("AccessChain", self.wg_u32, self.smem, index)
 
     def _guarded(self, x, ok, lo, hi):
@@ -113,6 +131,11 @@ class MemoryEmitter:
             if nbytes >= 4:
                 for w, v in enumerate(values):
                     f.store(self._ptr(space, x.add(index, x.k32(w))), v, volatile=True)
+            elif space == "local":        # the thread's own: no other invocation touches it
+                mask = x.k32((1 << 8 * nbytes) - 1)
+                ptr = self._ptr(space, index)
+                kept = x.and_(f.load(u32, ptr), x.not_(x.shl(mask, shift)))
+                f.store(ptr, x.or_(kept, x.shl(x.and_(values[0], mask), shift)))
             else:
                 mask = x.k32((1 << 8 * nbytes) - 1)
                 ptr = self._ptr(space, index)

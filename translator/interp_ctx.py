@@ -10,7 +10,7 @@ import math
 import struct
 from dataclasses import dataclass, field
 
-from . import intops, regs
+from . import abi, intops, regs
 from .errors import TranslatorError, UnsupportedInstruction
 from .intops import M32, M64, s32
 
@@ -38,6 +38,7 @@ class Thread:
     bar_gen: int = 0
     bar_result: int = 0
     new_pc: int | None = None
+    local: bytearray | None = None      # local memory (LDL/STL), made on first use
 
     @property
     def warp(self) -> int:
@@ -216,17 +217,19 @@ class ThreadCtx:
         return self.read(o)
 
     def _cbank(self, o, n: int) -> int:
-        if o.value != 0:
-            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in {self.inst.text}",
-                                         self.inst.opcode)
+        """``n`` bytes of a constant bank; 0 outside the bank (as the emitter reads them)."""
+        if not 0 <= o.value < abi.NUM_BANKS:
+            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in '{self.inst.text}' "
+                                         f"(banks 0-{abi.NUM_BANKS - 1} exist)", self.inst.opcode)
         off = o.offset
         if o.base is not None:
             off += self.read(o.base)
         if o.uniform_base is not None:
             off += self.read(o.uniform_base)
-        if off < 0 or off + n > len(self.m.cbank):
+        if off < 0 or off + n > abi.bank_bytes(o.value):
             return 0
-        return int.from_bytes(self.m.cbank[off:off + n], "little")
+        start = abi.bank_start(o.value) + off
+        return int.from_bytes(self.m.cbank[start:start + n], "little")
 
     def _sreg(self, name: str) -> int:
         t = self.t
@@ -277,18 +280,29 @@ class ThreadCtx:
     # memory
     def _where(self, space, addr, nbytes, what):
         t = self.t
+        outside = "outside its local memory" if space == "local" else "outside every buffer"
         return (f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
-                f"({self.inst.where}): {space} {what} of {nbytes} bytes at {addr:#x} outside every buffer")
+                f"({self.inst.where}): {space} {what} of {nbytes} bytes at {addr:#x} {outside}")
 
     def _locate(self, space, addr, nbytes, what):
         if space == "global":
             hit = self.m.memory.locate(addr, nbytes)
         else:
-            shared = self.cta.shared
-            hit = (shared, addr) if 0 <= addr and addr + nbytes <= len(shared) and addr % min(nbytes, 4) == 0 else None
+            buf, off = self._shared_or_local(space, addr)
+            hit = (buf, off) if 0 <= off and off + nbytes <= len(buf) and off % min(nbytes, 4) == 0 else None
         if hit is None:
             raise Fault(self._where(space, addr, nbytes, what))
         return hit
+
+    def _shared_or_local(self, space, addr):
+        """The bytes of the block's shared memory or the thread's local window, and the
+        offset ``addr`` names in them (local addresses end at abi.STACK_TOP)."""
+        if space == "shared":
+            return self.cta.shared, addr
+        size = self.m.program.local_bytes
+        if self.t.local is None:
+            self.t.local = bytearray(size)
+        return self.t.local, addr - (abi.STACK_TOP - size)
 
     def load(self, space, addr, nbytes, signed):
         if not self.en:

@@ -114,6 +114,12 @@ class Program:
                     return True
         return False
 
+    @cached_property
+    def local_bytes(self) -> int:
+        """Each thread's local memory (LDL/STL), from the frames its prologues take."""
+        from .abi import local_frame_bytes
+        return local_frame_bytes(self.insts)
+
     @property
     def uses_shared(self) -> bool:
         """Whether an instruction reads or writes shared memory."""

@@ -33,7 +33,7 @@ class OpSpec:
     flow: str = "next"            # how control leaves it: one of FLOWS
     target: str | None = None     # "pc": a label or address operand (BRA, CALL, BSSY);
                                   # "offset": added to a register (RET)
-    space: str | None = None      # memory it accesses: "global" | "shared"
+    space: str | None = None      # memory it accesses: "global" | "shared" | "local" (the thread's own)
     access: str | None = None     # "load" | "store" | "atomic" (returns the old value) | "reduce"
     lanes: str | None = None      # what it takes from the other lanes of its warp: one of LANE_USES
     lanes_if: frozenset[str] = frozenset()  # ... only with one of these modifiers (BRA.DIV/.CONV)
@@ -94,8 +94,8 @@ def _mem(name, make_sem, space, access, mods) -> OpSpec:
 TABLE: dict[str, OpSpec] = {o.name: o for o in [
     # moves, constants, special registers
     _t("MOV", alu.mov), _t("UMOV", alu.mov), _t("R2UR", alu.mov), _t("S2R", alu.mov),
-    _t("S2UR", alu.mov), _t("CS2R", alu.cs2r, {"32"}), _t("ULDC", alu.ldc, {"64", "U32"}),
-    _t("LDC", alu.ldc, {"64", "U32"}),
+    _t("S2UR", alu.mov), _t("CS2R", alu.cs2r, {"32"}),
+    _t("ULDC", alu.ldc, {"64", "U32", *alu.SUBWORDS}), _t("LDC", alu.ldc, {"64", "U32", *alu.SUBWORDS}),
     # integer arithmetic
     _t("IMAD", alu.imad, {"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
     _t("UIMAD", alu.imad, {"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
@@ -119,6 +119,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _mem("LDG", mem.load, "global", "load", _MEMORY), _mem("STG", mem.store, "global", "store", _MEMORY),
     _mem("LD", mem.load, "global", "load", _MEMORY), _mem("ST", mem.store, "global", "store", _MEMORY),
     _mem("LDS", mem.load, "shared", "load", _MEMORY), _mem("STS", mem.store, "shared", "store", _MEMORY),
+    _mem("LDL", mem.load, "local", "load", _MEMORY), _mem("STL", mem.store, "local", "store", _MEMORY),
     _mem("ATOMS", mem.atomic, "shared", "atomic", _ATOMIC),
     _mem("ATOMG", mem.atomic, "global", "atomic", _ATOMIC),
     _mem("ATOM", mem.atomic, "global", "atomic", _ATOMIC),

@@ -93,8 +93,8 @@ class LaneOrder:
         return self._memo[key]
 
     def _conflict(self, a: Access, b: Access) -> bool:
-        if a.space != b.space or not (a.writes or b.writes):
-            return False
+        if a.space != b.space or a.space == "local" or not (a.writes or b.writes):
+            return False            # local memory is each thread's own
         if a.kind == b.kind == "reduce" and a.op == b.op and a.op is not None and a.op[0] in COMMUTING:
             return False
         return not self.disjoint(a, b)

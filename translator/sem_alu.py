@@ -321,11 +321,26 @@ def cs2r(x: Ctx, i):
     x.write64(i.ops[0], x.k64(0))
 
 
+SUBWORDS = {"U8": (8, False), "S8": (8, True), "U16": (16, False), "S16": (16, True)}
+
+
 def ldc(x: Ctx, i):
+    """LDC/ULDC[.64|.U8|.S8|.U16|.S16]: a constant-bank word, pair, or byte/halfword (char,
+    bool and short parameters) zero- or sign-extended."""
+    d, src = i.ops[0], i.ops[1]
+    sub = next((SUBWORDS[m] for m in i.mods if m in SUBWORDS), None)
     if "64" in i.mods:
-        x.write64(i.ops[0], x.read64(i.ops[1]))
+        x.write64(d, x.read64(src))
+    elif sub is None:
+        x.write(d, x.read(src))
     else:
-        x.write(i.ops[0], x.read(i.ops[1]))
+        bits, signed = sub
+        indexed = any(b is not None and not regs.is_zero(b) for b in (src.base, src.uniform_base))
+        if indexed or src.kind != "cbank" or (src.offset & 3) * 8 + bits > 32:
+            raise unsupported(i, "a byte or halfword of a constant bank at a register index or across words")
+        word = x.read(replace(src, offset=src.offset & ~3))
+        v = x.shl(word, x.k32(32 - bits - (src.offset & 3) * 8))
+        x.write(d, x.sar(v, x.k32(32 - bits)) if signed else x.shr(v, x.k32(32 - bits)))
 
 
 def nop(x: Ctx, i):

@@ -17,6 +17,7 @@ OP = dict(
     TypeVoid=19, TypeBool=20, TypeInt=21, TypeVector=23, TypeArray=28, TypeRuntimeArray=29, TypeStruct=30,
     TypePointer=32, TypeFunction=33, ConstantTrue=41, ConstantFalse=42, Constant=43, ConstantComposite=44,
     CompositeConstruct=80,
+    ConstantNull=46,
     Function=54, FunctionParameter=55, FunctionEnd=56, FunctionCall=57, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
     MemberDecorate=72, CompositeExtract=81, ConvertFToU=109, ConvertFToS=110, ConvertSToF=111,
     ConvertUToF=112, UConvert=113, SConvert=114, Bitcast=124, FDiv=136, IsNan=156,

@@ -1,0 +1,167 @@
+"""Differential tests of the memory forms beyond global and shared memory: local memory
+(LDL/STL), constant banks 1-4, sub-word constant loads, and the small ALU forms around them.
+
+Each test is a hand-written listing run on both back ends (the CPU reference interpreter and
+the SPIR-V translation on lavapipe, see the ``backend`` fixture); the expected words are
+computed here in plain Python, never with the translator's helpers.
+"""
+from __future__ import annotations
+
+import random
+
+from harness.cases import Param
+
+M32 = 0xFFFFFFFF
+SENTINEL = 0xA5A5A5A5
+HEAD = ["IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28]", "S2R R0, SR_TID.X"]
+
+
+def load_inputs(n_in: int) -> list[str]:
+    """Thread t's n_in input words into R10.., and R6:R7 = its output row's address."""
+    return [f"IMAD.WIDE.U32 R2, R0, {4 * n_in:#x}, c[0x0][0x160]",
+            *(f"LDG.E R{10 + j}, [R2.64+{4 * j:#x}]" for j in range(n_in))]
+
+
+def store_outputs(n_out: int, first: int = 20) -> list[str]:
+    return [f"IMAD.WIDE.U32 R6, R0, {4 * n_out:#x}, c[0x0][0x168]",
+            *(f"STG.E [R6.64+{4 * k:#x}], R{first + k}" for k in range(n_out)), "EXIT"]
+
+
+def rows_of(words: list[int], n: int) -> list[list[int]]:
+    return [words[t * n:(t + 1) * n] for t in range(len(words) // n)]
+
+
+def sext(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return (v - (1 << bits)) & M32 if v >> (bits - 1) else v
+
+
+def assert_rows(backend, got: list[list[int]], want: list[list[int]]):
+    diffs = [f"thread {t} out[{k}]: expected {w:#x}, got {h:#x}"
+             for t, (wr, hr) in enumerate(zip(want, got)) for k, (w, h) in enumerate(zip(wr, hr)) if w != h]
+    assert not diffs, f"{backend.name}: {len(diffs)} differences:\n" + "\n".join(diffs[:30])
+
+
+# ================================================================ local memory
+def test_local_memory_every_width(backend):
+    """STL/LDL of bytes, halfwords, words, pairs and quads in a 0x40-byte frame, read back
+    with sign and zero extension and through a per-thread index register."""
+    threads, n_in = 64, 6
+    rng = random.Random(15)
+    words = [rng.getrandbits(32) for _ in range(threads * n_in)]
+    for t in range(threads):
+        words[t * n_in + 5] = t % 8               # the index word: which word to read back
+    body = HEAD + ["IADD3 R1, R1, -0x40, RZ"] + load_inputs(n_in) + [
+        "STL.128 [R1], R10", "STL.64 [R1+0x10], R14",
+        "STL.U8 [R1+0x18], R10", "STL.U8 [R1+0x19], R11", "STL.U16 [R1+0x1a], R12",
+        "STL [R1+0x1c], R13", "STL.64 [R1+0x20], R10", "STL.128 [R1+0x30], R12",
+        "LDL.U8 R20, [R1+0x18]", "LDL.S8 R21, [R1+0x19]", "LDL.U16 R22, [R1+0x1a]",
+        "LDL.S16 R23, [R1+0x1a]", "LDL.S8 R24, [R1+0x3]", "LDL.U16 R25, [R1+0x6]",
+        "LDL.64 R26, [R1+0x8]", "LDL.128 R28, [R1+0x30]",
+        "IMAD R8, R15, 0x4, R1", "LDL R32, [R8]",      # word R15 of the frame, by address
+        "LDL R33, [R1+0x1c]",
+    ] + store_outputs(14)
+    run = backend.run(body, [words, [SENTINEL] * (threads * 14)], threads=threads, name="local_widths")
+    assert run.outcome == "ok", run.detail
+
+    def expect(r):
+        a, b, c, d, e, idx = r
+        frame = [a, b, c, d, e, idx, (a & 0xFF) | (b & 0xFF) << 8 | (c & 0xFFFF) << 16, d, a, b, 0, 0, c, d, e, idx]
+        return [a & 0xFF, sext(b, 8), c & 0xFFFF, sext(c, 16), sext(a >> 24, 8), b >> 16,
+                c, d, c, d, e, idx, frame[idx], d]
+    assert_rows(backend, rows_of(run.buffers[1], 14), [expect(r) for r in rows_of(words, n_in)])
+
+
+def test_local_memory_outside_the_frame_faults(backend):
+    """An access beyond the frame the prologue took is a FAULT, as outside any buffer."""
+    body = HEAD + ["IADD3 R1, R1, -0x10, RZ", "STL [R1+0x10], R0", "EXIT"]
+    run = backend.run(body, [[0], [0]], threads=32, name="local_fault")
+    assert run.outcome == "fault", (run.outcome, run.detail)
+    assert run.detail
+
+
+def test_local_memory_is_per_thread(backend):
+    """Every thread writes the same local address; each reads back its own value."""
+    body = HEAD + ["IADD3 R1, R1, -0x20, RZ", "STL [R1+0x8], R0", "IMAD R9, R0, 0x3, RZ",
+                   "STL.U16 [R1+0xe], R9", "LDL R20, [R1+0x8]", "LDL R21, [R1+0xc]"] + store_outputs(2)
+    run = backend.run(body, [[0], [SENTINEL] * 128], threads=64, name="local_own")
+    assert run.outcome == "ok", run.detail
+    assert_rows(backend, rows_of(run.buffers[1], 2), [[t, (3 * t & 0xFFFF) << 16] for t in range(64)])
+
+
+# ================================================================ constant banks
+BANK3 = [0x11111111 * (k + 1) & M32 for k in range(16)]
+BANK2 = [0xC0DE0000 + k for k in range(8)]
+
+
+def test_constant_banks_as_operands_and_in_ldc(backend):
+    """Banks 2 and 3 as operands, through LDC/ULDC (also .64 and with an index register)
+    and past the end of the bank (0, as the chip's out-of-bank reads give no fault)."""
+    body = HEAD + [
+        "MOV R20, c[0x3][0x4]", "IADD3 R21, R0, c[0x3][0x3c], RZ", "ULDC UR4, c[0x2][0x8]", "MOV R22, UR4",
+        "LOP3.LUT R8, R0, 0xf, RZ, 0xc0, !PT", "IMAD.SHL.U32 R8, R8, 0x4, RZ",
+        "LDC R23, c[0x3][R8]", "LDC.64 R24, c[0x2][0x10]", "ULDC.64 UR6, c[0x3][0x20]", "MOV R26, UR7",
+        "LDC R27, c[0x2][R8+0x10]",                    # past the 8 words given: zeros, in the bank
+        "MOV R9, 0xffc", "LDC R28, c[0x3][R9+0x4]",       # past the bank's end: 0
+        "S2UR UR5, SR_TID.X", "ULOP3.LUT UR5, UR5, 0x7, URZ, 0xc0, !UPT", "USHF.L.U32 UR5, UR5, 0x2, URZ",
+        "LDC R29, c[0x2][UR5]",
+    ] + store_outputs(10)
+    constants = ((3, 0, tuple(BANK3)), (2, 0, tuple(BANK2)))
+    run = backend.run(body, [[0], [SENTINEL] * 320], threads=32, name="cbanks", constants=constants)
+    assert run.outcome == "ok", run.detail
+    bank2 = BANK2 + [0] * 16
+
+    def expect(t):
+        return [BANK3[1], t + BANK3[15], BANK2[2], BANK3[t % 16], BANK2[4], BANK2[5], BANK3[9],
+                bank2[t % 16 + 4], 0, BANK2[t % 8]]
+    assert_rows(backend, rows_of(run.buffers[1], 10), [expect(t) for t in range(32)])
+
+
+def test_constants_in_the_case_file(make_case, interp):
+    """A [[constants]] table in a case file reaches the kernel; a bad one is refused."""
+    import pytest
+    from harness.cases import CaseError
+    sass = "".join(f"        /*{16 * k:04x}*/                   {line} ;\n" for k, line in enumerate(
+        ["MOV R2, c[0x0][0x160]", "MOV R3, c[0x0][0x164]", "MOV R4, c[0x3][0x8]", "STG.E [R2.64], R4", "EXIT"]))
+    case = make_case("const3", sass=sass, block=1, buffers=[{"name": "out", "words": 1, "init": 0, "expected": [7]}])
+    text = case.path.read_text() + "\n[[constants]]\nbank = 3\noffset = 0x8\nwords = [7, 8]\n"
+    case.path.write_text(text)
+    loaded = make_case.load("const3")
+    assert loaded.constants == ((3, 8, (7, 8)),)
+    assert interp.run_case(loaded).buffers[0] == [7]
+    case.path.write_text(text.replace("offset = 0x8", "offset = 0x6"))
+    with pytest.raises(CaseError, match="not a multiple of 4"):
+        make_case.load("const3")
+
+
+# ================================================================ sub-word constant loads
+def test_subword_parameter_loads(backend):
+    """LDC/ULDC .U8/.S8/.U16/.S16 of char, bool and short parameters at every byte position."""
+    params = [Param("buffer", "in"), Param("u8", 0xFB), Param("u8", 0x01), Param("u16", 0x8123),
+              Param("u8", 0xC8), Param("u8", 0x7F), Param("u16", 0x7FFE)]   # 0x168 0x169 0x16a 0x16c 0x16d 0x16e
+    body = HEAD + ["LDC.U8 R20, c[0x0][0x168]", "LDC.S8 R21, c[0x0][0x168]", "ULDC.U8 UR4, c[0x0][0x169]",
+                   "MOV R22, UR4", "LDC.U16 R23, c[0x0][0x16a]", "ULDC.S16 UR5, c[0x0][0x16a]", "MOV R24, UR5",
+                   "LDC.S8 R25, c[0x0][0x16c]", "LDC.U8 R26, c[0x0][0x16d]", "LDC.S16 R27, c[0x0][0x16e]",
+                   "LDC.S8 R28, c[0x0][0x16d]"] + [
+        "IMAD.WIDE.U32 R6, R0, 0x24, c[0x0][0x160]", *(f"STG.E [R6.64+{4 * k:#x}], R{20 + k}" for k in range(9)), "EXIT"]
+    run = backend.run(body, [[SENTINEL] * 9 * 32], threads=32, name="subword", params=params)
+    assert run.outcome == "ok", run.detail
+    want = [0xFB, 0xFFFFFFFB, 1, 0x8123, 0xFFFF8123, 0xFFFFFFC8, 0x7F, 0x7FFE, 0x7F]
+    assert_rows(backend, rows_of(run.buffers[0], 9), [want] * 32)
+
+
+# ================================================================ constants from the cubin
+def test_new_case_reads_constant_data_from_the_cubin(tmp_path):
+    """new-case puts a kernel's __constant__ data (bank 3) into [[constants]] tables, leaving
+    long zero stretches out; the words are the initializer's."""
+    import pytest
+    from harness import newcase
+    try:
+        newcase.find_nvcc(), newcase.find_nvdisasm()
+    except newcase.ToolMissing as e:
+        pytest.skip(str(e))
+    src = tmp_path / "k.cu"
+    src.write_text("__constant__ unsigned tab[40] = {7, 8, 9, [39] = 0xabcdef};\n"
+                   'extern "C" __global__ void k(unsigned *out) { out[threadIdx.x] = tab[threadIdx.x % 40]; }\n')
+    case = newcase.new_case(src, "k", tmp_path / "cases" / "k.toml", buffers=[newcase.BufferArg("out", 32, 0)])
+    assert case.constants == ((3, 0, (7, 8, 9)), (3, 39 * 4, (0xABCDEF,)))
