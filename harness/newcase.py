@@ -280,10 +280,17 @@ def case_text(*, name: str, summary: str, tags: list[str], kernel: str, listing:
     for kind, value in params:
         lines += ["", "[[params]]",
                   f"{kind} = {toml_string(value) if kind == 'buffer' else value}"]
+    lines += constants_toml(constants)
+    return "\n".join(lines) + "\n"
+
+
+def constants_toml(constants) -> list[str]:
+    """The ``[[constants]]`` tables of (bank, byte offset, words) triples, as lines."""
+    lines = []
     for bank, offset, words in constants:
         lines += ["", "[[constants]]", f"bank = {bank}", f"offset = {offset:#x}",
                   toml_words("words", list(words), hex_words=True)]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _dims_toml(dims: list[int]) -> str:
