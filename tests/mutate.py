@@ -19,6 +19,8 @@ from functools import cached_property
 
 from harness.cases import Case
 from translator import ops
+from translator.errors import TranslatorError
+from translator.ir import load_program
 from translator.sass import parse_listing
 
 _INSTRUCTION = re.compile(r"^(\s*/\*)([0-9a-fA-F]{4,})(\*/\s*)(.*?)(\s*;.*)?$")
@@ -264,6 +266,11 @@ class Corpus:
         for opcode, arity in sorted(seen.items()):
             self.opcodes_by_arity.setdefault(arity, []).append(opcode)
         self.modifiers = sorted({m for op in self.opcodes for m in op.split(".")[1:]})
+        self.forms = {form for source in self.sources for form in instruction_forms(source.case)}
+
+    def novel_forms(self, case: Case) -> list[str]:
+        """The instruction forms of ``case`` that no library listing uses (see instruction_forms)."""
+        return sorted(f"{opcode} {', '.join(kinds)}" for opcode, kinds in instruction_forms(case) - self.forms)
 
     def mutant(self, seed: int, index: int) -> Mutant:
         """Mutant ``index`` of the series ``seed`` (the same every time)."""
@@ -291,3 +298,14 @@ class Corpus:
                 return f"line {edit.first_line + row}: {kind}: {what}"
             edit.lines, edit.end = before, edit.end - (len(edit.lines) - len(before))
         return ""
+
+
+def instruction_forms(case: Case) -> set[tuple[str, tuple[str, ...]]]:
+    """Each instruction's opcode with its modifiers and the kinds of its operands, in order
+    (``("ISETP.NE.AND", ("pred", "pred", "reg", "reg", "pred"))``); empty when it does not load.
+    The opcode table names no operand layouts, so a form outside the library's is untested."""
+    try:
+        program = load_program(case.listing_text, case.kernel, str(case.listing_path), case.listing_line)
+    except TranslatorError:
+        return set()
+    return {(i.opcode, tuple(o.kind for o in i.ops)) for i in program.insts}
