@@ -43,7 +43,9 @@ LONG_MUTANTS = int(os.environ.get("WARPBOARD_MUTANTS", "5000"))
 LONG_JOBS = int(os.environ.get("WARPBOARD_MUTANT_JOBS", "2"))   # worker processes of the long run
 LAVAPIPE_SHARE = 0.25          # of the normal run's mutants, also dispatched on lavapipe
 BUDGET = 400                   # steps (free) or turns (turns mode): enough for most library cases
-TIMEOUT_S = 20.0               # a mutant's whole evaluation, in its worker
+TIMEOUT_S = 60.0               # a mutant's whole evaluation in its worker (past it: a hang, failed);
+                               # the lavapipe dispatch gets half (past it: a TIMEOUT, counted), as
+                               # a large turns-mode shader takes 4 s to build on one idle core
 WIDTH = 8                      # lavapipe-w8
 
 
