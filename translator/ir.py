@@ -173,6 +173,7 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
     if bad:
         raise UnsupportedInstruction(
             f"{where}: unsupported modifier .{bad[0]} of {base} in '{raw.text}'", raw.opcode)
+    _check_constants(raw, mods, where)
     guard = None
     if raw.guard:
         neg = raw.guard.startswith("!")
@@ -182,6 +183,16 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
     target = _target(raw, spec, labels, where)
     return Inst(raw.pc, raw.opcode, base, frozenset(mods), tuple(mods), guard, raw.operands, target, spec,
                 raw.text, raw.file, raw.line)
+
+
+def _check_constants(raw: RawInstruction, mods: list[str], where: str) -> None:
+    """A constant-bank operand's offset must be aligned for its read: 8 bytes for LDC.64 and
+    ULDC.64, else 4 (the back ends read whole words and would disagree on the rest)."""
+    width = 8 if "64" in mods and raw.opcode.startswith(("LDC", "ULDC")) else 4
+    for o in raw.operands:
+        if o.kind == "cbank" and o.offset % width:
+            raise SassSyntaxError(f"{where}: constant bank offset {o.offset:#x} in {o.text} is not aligned "
+                                  f"to the {8 * width}-bit read of '{raw.text}'")
 
 
 def _target(raw: RawInstruction, spec: ops.OpSpec, labels: dict[str, int], where: str) -> int | None:

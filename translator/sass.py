@@ -212,7 +212,7 @@ def parse_instruction(pc: int, body: str, file: str, line: int) -> RawInstructio
     try:
         operands = parse_operands(rest[0] if rest else "")
     except Malformed as bad:
-        raise SassSyntaxError(f"{where}: malformed {bad.what} {bad.text} in {body!r}") from None
+        raise SassSyntaxError(f"{where}: {bad} in {body!r}") from None
     text = (f"@{guard} " if guard else "") + body
     return RawInstruction(pc, guard, opcode, operands, text, file, line)
 

@@ -50,9 +50,27 @@ class Operand:
 class Malformed(ValueError):
     """A token that is not an operand; ``what`` says which kind it failed as."""
 
-    def __init__(self, what: str, text: str):
-        super().__init__(f"malformed {what} {text}")
+    def __init__(self, what: str, text: str, message: str | None = None):
+        super().__init__(message or f"malformed {what} {text}")
         self.what, self.text = what, text
+
+
+class OutOfRange(Malformed):
+    """An operand of the right shape that no SM86 encoding holds: ``R300``, ``UR99``, ``B16``,
+    an immediate wider than 32 bits, an address offset wider than its field."""
+
+    def __init__(self, what: str, text: str, allowed: str):
+        super().__init__(what, text, f"{what} {text} out of range ({allowed})")
+
+
+# What each register file and field holds on SM86; a number beyond is an error where it is
+# parsed, so that neither back end meets it (one would index past its file, the other read 0).
+REGISTER_LIMITS = {"reg": (254, "R0-R254 or RZ"), "ureg": (62, "UR0-UR62 or URZ"),
+                   "barrier": (15, "B0-B15"), "sb": (5, "SB0-SB5")}
+IMMEDIATE_RANGE = (-(1 << 31), (1 << 32) - 1)      # a 32-bit field, written signed or unsigned
+MEMORY_OFFSET_RANGE = (-(1 << 23), (1 << 23) - 1)  # the signed 24-bit offset of an address
+CBANK_OFFSET_RANGE = (0, 0xFFFF)                   # a constant bank is 64 KiB
+CBANK_BANKS = 18                                   # c[0x0] .. c[0x11]
 
 
 _REG = re.compile(r"(R\d+|RZ|UR\d+|URZ|P[0-6T]|UP[0-6T]|B\d+|SB\d+|SRZ|PR|SR_[\w.]+)((?:\.\w+)*)$")
@@ -112,7 +130,7 @@ def parse_operand(tok: str) -> Operand:
     if t.startswith("`(") and t.endswith(")"):
         return Operand("label", tok, name=t[2:-1])
     if _INT.match(t):
-        return Operand("imm", tok, value=int(t, 0))
+        return Operand("imm", tok, value=_immediate(tok, int(t, 0)))
     if _FLOAT.match(t):
         return float_immediate(tok, t)
     neg = t.startswith("-")
@@ -134,7 +152,7 @@ def parse_operand(tok: str) -> Operand:
     if m:
         return register(tok, m.group(1), m.group(2), **deco)
     if _INT.match(t):
-        return Operand("imm", tok, value=int(t, 0), neg=neg, inv=inv)
+        return Operand("imm", tok, value=_immediate(tok, int(t, 0)), neg=neg, inv=inv)
     if not (neg or inv or ab):
         if _TEXDIM.match(t):
             return Operand("texdim", tok, name=t)
@@ -142,6 +160,18 @@ def parse_operand(tok: str) -> Operand:
             items = [int(x) for x in t[1:-1].split(",")]
             return Operand("list", tok, name=t, value=sum(1 << x for x in set(items)))
     raise Malformed("operand", repr(tok))
+
+
+def _immediate(tok: str, value: int) -> int:
+    """An integer immediate's value, which must fit the 32-bit field of an instruction."""
+    return _within("immediate", tok, value, IMMEDIATE_RANGE, "at most 32 bits")
+
+
+def _within(what: str, tok: str, value: int, bounds: tuple[int, int], allowed: str) -> int:
+    low, high = bounds
+    if not low <= value <= high:
+        raise OutOfRange(what, tok.strip(), allowed)
+    return value
 
 
 def float_immediate(tok: str, t: str) -> Operand:
@@ -173,6 +203,8 @@ def register(tok: str, name: str, suffix_text: str = "", neg=False, inv=False, a
         value = regs.PT
     else:
         value = int(name.lstrip("URPSB"))
+        if kind in REGISTER_LIMITS and value > REGISTER_LIMITS[kind][0]:
+            raise OutOfRange("register", name, REGISTER_LIMITS[kind][1])
     return Operand(kind, tok, name=name, value=value, neg=neg, inv=inv, abs=abs, suffix=suffix)
 
 
@@ -211,6 +243,7 @@ def _mem(tok: str, t: str) -> Operand:
     if not t.endswith("]") or "[" in t[1:]:
         raise Malformed("address", repr(tok))
     base, index, offset = _address(t[1:-1])
+    _within("address offset", hex(offset), offset, MEMORY_OFFSET_RANGE, "a signed 24-bit offset")
     suffix = base.suffix if base is not None else ()
     return Operand("mem", tok, base=base, index=index, offset=offset, suffix=suffix, uniform_base=desc)
 
@@ -225,12 +258,15 @@ def _cbank(tok: str, t: str, deco: dict) -> Operand:
     base, index, offset = _address(m.group(2))
     if index is not None:
         raise Malformed("constant", repr(tok))
+    bank = _within("constant bank", m.group(1), int(m.group(1), 0), (0, CBANK_BANKS - 1),
+                   f"banks 0x0-{CBANK_BANKS - 1:#x}")
+    _within("constant bank offset", hex(offset), offset, CBANK_OFFSET_RANGE, "0x0-0xffff")
     suffix = tuple(s for s in m.group(3).split(".") if s)
     regular = base if base is not None and base.kind == "reg" else None
     uniform = base if base is not None and base.kind == "ureg" else None
-    return Operand("cbank", tok, value=int(m.group(1), 0), base=regular, uniform_base=uniform,
+    return Operand("cbank", tok, value=bank, base=regular, uniform_base=uniform,
                    offset=offset, suffix=suffix, **deco)
 
 
-__all__ = ["Malformed", "Operand", "clear_caches", "float_immediate",
+__all__ = ["Malformed", "Operand", "OutOfRange", "clear_caches", "float_immediate",
            "parse_operand", "parse_operands", "register", "split_operands"]
