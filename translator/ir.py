@@ -185,10 +185,14 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
                 raw.text, raw.file, raw.line)
 
 
+_READ_WIDTHS = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8}
+
+
 def _check_constants(raw: RawInstruction, mods: list[str], where: str) -> None:
-    """A constant-bank operand's offset must be aligned for its read: 8 bytes for LDC.64 and
-    ULDC.64, else 4 (the back ends read whole words and would disagree on the rest)."""
-    width = 8 if "64" in mods and raw.opcode.startswith(("LDC", "ULDC")) else 4
+    """A constant-bank operand's offset must be aligned for its read: the width the modifiers
+    give (.U8/.S8 one byte, .U16/.S16 two, .64 eight: only constant loads carry those beside
+    a constant operand), else a word."""
+    width = next((w for m, w in _READ_WIDTHS.items() if m in mods), 4)
     for o in raw.operands:
         if o.kind == "cbank" and o.offset % width:
             raise SassSyntaxError(f"{where}: constant bank offset {o.offset:#x} in {o.text} is not aligned "
