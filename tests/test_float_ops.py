@@ -9,11 +9,16 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import shutil
+import subprocess
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from harness.cases import BufferSpec, Case, Param
+from harness.dispatch import prepare, translate_case
 from translator import floatops
 from translator.emit_float import PyWords, SoftFloat
 
@@ -175,17 +180,26 @@ def vectors() -> list[tuple[int, int, int]]:
     return pairs + TIES + rand + near
 
 
+def kernel(ops, n_in: int, n_out: int, loads=(), pairs: bool = False) -> list[str]:
+    """The listing every thread runs: its ``n_in`` words into R4.., every op of ``ops`` into
+    its own destination (a pair from R20 when ``pairs``, whose second word starts as 0x5eed),
+    then its ``n_out`` result words stored."""
+    body = ["S2R R0, SR_TID.X", f"IMAD.WIDE.U32 R2, R0, {4 * n_in:#x}, c[0x0][0x160]",
+            f"IMAD.WIDE.U32 R8, R0, {4 * n_out:#x}, c[0x0][0x168]"]
+    body += [f"LDG.E R{4 + k}, [R2.64+{4 * k:#x}]" for k in range(n_in)] + list(loads)
+    if pairs:
+        body += [f"MOV R{21 + 2 * k}, 0x5eed" for k in range(len(ops))]
+    for k, (sass, _) in enumerate(ops):
+        body += sass.format(d=f"R{20 + (2 if pairs else 1) * k}").split(" ;; ")
+    return body + [f"STG.E [R8.64+{4 * k:#x}], R{20 + k}" for k in range(n_out)] + ["EXIT"]
+
+
 def run_ops(backend, ops, inputs, loads, name):
     """Each thread t takes its words ``inputs[t]`` into R4.., runs every op of ``ops`` into
     its own register and stores them all; returns (results per thread, the listing's ops)."""
     threads = -(-len(inputs) // 32) * 32
     n_in, n_out = len(inputs[0]), len(ops)
-    body = ["S2R R0, SR_TID.X", f"IMAD.WIDE.U32 R2, R0, {4 * n_in:#x}, c[0x0][0x160]",
-            f"IMAD.WIDE.U32 R8, R0, {4 * n_out:#x}, c[0x0][0x168]"]
-    body += [f"LDG.E R{4 + k}, [R2.64+{4 * k:#x}]" for k in range(n_in)] + loads
-    for k, (sass, _) in enumerate(ops):
-        body += sass.format(d=f"R{20 + k}").split(" ;; ")
-    body += [f"STG.E [R8.64+{4 * k:#x}], R{20 + k}" for k in range(n_out)] + ["EXIT"]
+    body = kernel(ops, n_in, n_out, loads)
     flat = [w for v in inputs for w in v] + [0] * ((threads - len(inputs)) * n_in)
     run = backend.run(body, [flat, [SENTINEL] * (threads * n_out)], threads=threads, name=name)
     assert run.outcome == "ok", f"{backend.name}: {run.outcome}: {run.detail}"
@@ -309,11 +323,9 @@ def test_conversions(backend, part):
     """I2F/I2FP from every integer width, F2I to several widths from F32 and F64, F2F
     between F16, F32 and F64, FRND: each in every rounding, against numpy and fractions."""
     inputs = conversion_vectors()
-    ops = [(sass.replace("{d}", f"R{20 + 2 * k}"), ref)
-           for k, (sass, ref) in enumerate(CONVERSIONS[part * CHUNK:(part + 1) * CHUNK])]
+    ops = CONVERSIONS[part * CHUNK:(part + 1) * CHUNK]
     got = run_ops_pairs(backend, ops, inputs, f"float_conversions_{part}")
-    ds = diffs_of(backend, [(s, None) for s, _ in ops], inputs, got,
-                  lambda t, k, v: _expect_pair(ops[k][1](*v)))
+    ds = diffs_of(backend, ops, inputs, got, lambda t, k, v: _expect_pair(ops[k][1](*v)))
     assert not ds, ds
 
 
@@ -326,14 +338,87 @@ def run_ops_pairs(backend, ops, inputs, name):
     """As run_ops, with every destination a pair Rk, Rk+1 (Rk+1 preset to a marker that
     single-word results leave), and the result of each op as (lo, hi or None)."""
     threads, n_in, n_out = -(-len(inputs) // 32) * 32, len(inputs[0]), 2 * len(ops)
-    body = ["S2R R0, SR_TID.X", f"IMAD.WIDE.U32 R2, R0, {4 * n_in:#x}, c[0x0][0x160]",
-            f"IMAD.WIDE.U32 R8, R0, {4 * n_out:#x}, c[0x0][0x168]"]
-    body += [f"LDG.E R{4 + k}, [R2.64+{4 * k:#x}]" for k in range(n_in)]
-    body += [f"MOV R{21 + 2 * k}, 0x5eed" for k in range(len(ops))] + [s for s, _ in ops]
-    body += [f"STG.E [R8.64+{4 * k:#x}], R{20 + k}" for k in range(n_out)] + ["EXIT"]
+    body = kernel(ops, n_in, n_out, pairs=True)
     flat = [w for v in inputs for w in v] + [0] * ((threads - len(inputs)) * n_in)
     run = backend.run(body, [flat, [SENTINEL] * (threads * n_out)], threads=threads, name=name)
     assert run.outcome == "ok", f"{backend.name}: {run.outcome}: {run.detail}"
     words = run.buffers[1]
     return [[(words[t * n_out + 2 * k], words[t * n_out + 2 * k + 1]) for k in range(len(ops))]
             for t in range(len(inputs))]
+
+
+# ---------------------------------------------------------------- the soft float off the GPU
+def _random_words(rng, fmt) -> list[int]:
+    """Words of ``fmt`` biased toward the edges: specials, denormals, near 1, near ties."""
+    f = floatops.FORMATS[fmt]
+    edges = [0, f.sign_bit, 1, f.sign_bit | 1, (1 << f.mbits) - 1, 1 << f.mbits, f.inf - 1, f.inf,
+             f.sign_bit | f.inf, f.inf | 1, f.bias << f.mbits, (f.bias << f.mbits) + 1]
+    out = []
+    for _ in range(400):
+        kind = rng.random()
+        if kind < 0.3:
+            w = rng.choice(edges)
+        elif kind < 0.5:
+            w = rng.getrandbits(f.mbits + 1)                                # denormals, small normals
+        elif kind < 0.7:
+            w = (f.bias + rng.randrange(-3, 3) << f.mbits) + rng.randrange(-2, 3)   # near 1
+        else:
+            w = rng.getrandbits(f.width)
+        out.append((w ^ rng.getrandbits(1) * f.sign_bit) & f.mask)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "f32"])
+def test_soft_float_matches_floatops(fmt):
+    """The emitter's soft float, run on Python integers, gives floatops' word for FADD, FMUL
+    and FFMA in every rounding (cancellation in FFMA included: c = -(a*b) rounded)."""
+    rng, soft, bad = random.Random(fmt), SoftFloat(PyWords()), []
+    words = _random_words(rng, fmt)
+    for a, b, c, mode in zip(words, words[1:] + words[:1], words[7:] + words[:7], itertools.cycle(floatops.ROUNDINGS)):
+        c = c if rng.random() < 0.7 else floatops.fmul(a, b, fmt) ^ floatops.FORMATS[fmt].sign_bit
+        for name, args in (("fadd", (a, b)), ("fmul", (a, b)), ("ffma", (a, b, c))):
+            want, got = getattr(floatops, name)(*args, fmt, mode), getattr(soft, name)(*args, fmt, mode)
+            if want != got:
+                bad.append(f"{name}.{mode} {[hex(v) for v in args]}: floatops {want:#x}, soft {got:#x}")
+    assert not bad, f"{len(bad)} differences:\n" + "\n".join(bad[:20])
+
+
+def test_soft_float_conversions_match_floatops():
+    """I2F, F2I, F2F and FRND of the soft float against floatops, every width and format."""
+    rng, soft, bad = random.Random(7), SoftFloat(PyWords()), []
+    for fmt in ("f16", "f32", "f64"):
+        for a, mode in zip(_random_words(rng, fmt), itertools.cycle(floatops.ROUNDINGS)):
+            checks = [("frnd", (a, fmt, mode))] + [("f2f", (a, fmt, dst, mode)) for dst in floatops.FORMATS]
+            checks += [("f2i", (a, fmt, w, s, mode)) for w in (8, 16, 32, 64) for s in (False, True)]
+            n = rng.getrandbits(64) >> rng.randrange(64)
+            checks += [("i2f", (n if w == 64 else n & 0xFFFFFFFF, w, s, fmt, mode)) for w in (8, 16, 32, 64)
+                       for s in (False, True)]
+            for name, args in checks:
+                want, got = getattr(floatops, name)(*args), getattr(soft, name)(*args)
+                if want != got:
+                    bad.append(f"{name}{args}: floatops {want:#x}, soft {got:#x}")
+    assert not bad, f"{len(bad)} differences:\n" + "\n".join(bad[:20])
+
+
+# ---------------------------------------------------------------- valid SPIR-V
+def _case(lines: list[str], threads: int = 64) -> Case:
+    text = "".join(f"        /*{16 * k:04x}*/                   {line} ;\n" for k, line in enumerate(lines))
+    specs = tuple(BufferSpec(n, 256 * threads, (0,) * 256 * threads, None) for n in ("in", "out"))
+    return Case(id="semantics/float_valid", path=Path("float_valid.sass"), name="float_valid", summary="", tags=(),
+                kernel=None, listing_text=text, listing_path=Path("float_valid.sass"), listing_line=1, source=None,
+                grid=(1, 1, 1), block=(threads, 1, 1), shared_bytes=0, step_budget=None, buffers=specs,
+                params=tuple(Param("buffer", s.name) for s in specs), provenance={})
+
+
+@pytest.mark.skipif(shutil.which("spirv-val") is None, reason="no spirv-val on this machine")
+@pytest.mark.parametrize("which", ["arithmetic", "conversions"])
+def test_float_modules_are_valid_spirv(which):
+    """The modules of both float listings pass spirv-val (vulkan1.1), free and in turns."""
+    lines = kernel(OPS, 3, len(OPS), ["ISETP.NE.U32.AND P2, PT, R6, RZ, PT"]) if which == "arithmetic" \
+        else kernel(CONVERSIONS, 4, 2 * len(CONVERSIONS), pairs=True)
+    prep = prepare(_case(lines))
+    for mode in ("free", "turns"):
+        shader = translate_case(prep, mode, use_cache=False)[0]
+        proc = subprocess.run(["spirv-val", "--target-env", "vulkan1.1", "-"], input=shader.spirv,
+                              capture_output=True, check=False)
+        assert proc.returncode == 0, f"{which} ({mode}): {(proc.stderr or proc.stdout).decode()[:2000]}"
