@@ -46,9 +46,16 @@ class Ctx(Protocol):
     # shl, shr, sar, popc, brev, msb, cmp, sel, b2v, band, bor, bxor, bnot, selb, zext, sext,
     # lo, hi, join, add64, mul64, shl64, shr64, sar64); cmp's op is one of CMP_OPS
 
-    # float conversions (words are IEEE binary32 bit patterns); rounding "rn" "rp" "rm" "rz"
-    def i2f(self, a: V, signed: bool, rounding: str) -> V: ...
-    def f2i(self, a: V, signed: bool, rounding: str) -> V: ...
+    # floats: every name in floatops.OPERATIONS, values as translator.floatops gives them.
+    # Words are IEEE bit patterns: V for "f16", "bf16", "f32", W for "f64" (and for 64-bit
+    # integers); rounding is one of "rn" "rz" "rm" "rp"; NaN results are the canonical NaN
+    def fadd(self, a, b, fmt: str, rounding: str): ...
+    def fmul(self, a, b, fmt: str, rounding: str): ...
+    def ffma(self, a, b, c, fmt: str, rounding: str): ...          # fused: one rounding
+    def i2f(self, a, width: int, signed: bool, fmt: str, rounding: str): ...   # the low width bits of a
+    def f2i(self, a, fmt: str, width: int, signed: bool, rounding: str): ...   # saturating, NaN -> 0
+    def f2f(self, a, src: str, dst: str, rounding: str): ...
+    def frnd(self, a, fmt: str, rounding: str): ...                # to an integral value
     def rcp(self, a: V) -> V: ...
 
     # memory: space is "global" (64-bit address) or "shared" (32-bit byte offset)

@@ -9,6 +9,7 @@ constant expression is.
 from __future__ import annotations
 
 from . import abi
+from .emit_float import SoftFloat
 from .errors import UnsupportedInstruction
 from . import intops, regs
 from .spirv import GLSL
@@ -274,45 +275,18 @@ class SpirvCtx:
         return self._shift("ShiftRightArithmetic", "sar64", self.u64, a, n, 64,
                            lambda a: self.f.op("ShiftRightArithmetic", self.u64, a, self.k64(63)))
 
-    # ---------------------------------------------------------------- float conversions
+    # ---------------------------------------------------------------- floats
     def _f32(self, bits: int):
         return self.m.const(self.m.f32(), bits)
 
-    def i2f(self, a, signed, rounding):
-        """Convert (correctly rounded to nearest), then step one ulp where the rounding asks."""
-        f, f32, u64 = self.f, self.m.f32(), self.u64
-        r = f.op("ConvertSToF" if signed else "ConvertUToF", f32, a)
-        bits = f.op("Bitcast", self.u32, r)
-        if rounding == "rn":
-            return bits
-        back = f.op("ConvertFToS", u64, r)                 # exact: |r| <= 2^32
-        n = self.sext(a) if signed else self.zext(a)
-        below = f.op("SLessThan", self.bool, back, n)      # r < n
-        above = f.op("SGreaterThan", self.bool, back, n)
-        negative = self.cmp("ne", self.and_(bits, self.k32(0x80000000)), self.k32(0), False)
-        up, down = self.add(bits, self.k32(1)), self.sub(bits, self.k32(1))
-        if rounding == "rp":       # toward +inf: larger magnitude if positive, smaller if negative
-            return self.sel(below, self.sel(negative, down, up), bits)
-        if rounding == "rm":
-            return self.sel(above, self.sel(negative, up, down), bits)
-        away = self.selb(negative, below, above)            # rz: magnitude came out too large
-        return self.sel(away, down, bits)
-
-    def f2i(self, a, signed, rounding):
-        """Round as told, then convert with saturation; NaN gives 0."""
-        f, f32 = self.f, self.m.f32()
-        v = f.op("Bitcast", f32, a)
-        op = {"rz": "Trunc", "rm": "Floor", "rp": "Ceil", "rn": "RoundEven"}[rounding]
-        r = f.op("ExtInst", f32, self.m.glsl(), GLSL[op], v)
-        lo, hi = (0xCF000000, 0x4F000000) if signed else (0x00000000, 0x4F800000)   # -2^31, 2^31 | 0, 2^32
-        too_low = f.op("FOrdLessThan", self.bool, r, self._f32(lo))
-        too_high = f.op("FOrdGreaterThanEqual", self.bool, r, self._f32(hi))
-        nan = f.op("IsNan", self.bool, r)
-        inside = self.bnot(self.bor(self.bor(too_low, too_high), nan))
-        safe = f.op("Select", f32, inside, r, self._f32(0))
-        n = f.op("ConvertFToS" if signed else "ConvertFToU", self.u32, safe)
-        n = self.sel(too_high, self.k32(0x7FFFFFFF if signed else 0xFFFFFFFF), n)
-        return self.sel(too_low, self.k32(0x80000000 if signed else 0), n)
+    # the float words: a soft float on the integer words above (see emit_float)
+    def fadd(self, a, b, fmt, rounding): return SoftFloat(self).fadd(a, b, fmt, rounding)
+    def fmul(self, a, b, fmt, rounding): return SoftFloat(self).fmul(a, b, fmt, rounding)
+    def ffma(self, a, b, c, fmt, rounding): return SoftFloat(self).ffma(a, b, c, fmt, rounding)
+    def i2f(self, a, width, signed, fmt, rounding): return SoftFloat(self).i2f(a, width, signed, fmt, rounding)
+    def f2i(self, a, fmt, width, signed, rounding): return SoftFloat(self).f2i(a, fmt, width, signed, rounding)
+    def f2f(self, a, src, dst, rounding): return SoftFloat(self).f2f(a, src, dst, rounding)
+    def frnd(self, a, fmt, rounding): return SoftFloat(self).frnd(a, fmt, rounding)
 
     def rcp(self, a):
         f, f32 = self.f, self.m.f32()

@@ -10,7 +10,7 @@ import math
 import struct
 from dataclasses import dataclass, field
 
-from . import abi, intops, regs
+from . import abi, floatops, intops, regs
 from .errors import TranslatorError, UnsupportedInstruction
 from .intops import M32, M64, s32
 
@@ -60,30 +60,6 @@ def _f32(bits: int) -> float:
 def _bits(f: float) -> int:
     """The binary32 nearest to f (ties to even), as a word."""
     return struct.unpack("<I", struct.pack("<f", f))[0]
-
-
-def _i2f(n: int, rounding: str) -> int:
-    """An integer as binary32 with the given rounding (exact integers compare exactly)."""
-    bits = _bits(float(n))
-    got = _f32(bits)
-    step_up = (rounding == "rp" and got < n) or (rounding == "rz" and n < 0 and got < n)
-    step_down = (rounding == "rm" and got > n) or (rounding == "rz" and n > 0 and got > n)
-    if step_up:
-        bits = bits + 1 if got >= 0 else bits - 1
-    elif step_down:
-        bits = bits - 1 if got > 0 else bits + 1
-    return bits & M32
-
-
-def _f2i(f: float, signed: bool, rounding: str) -> int:
-    """binary32 to integer, saturating; NaN gives 0."""
-    if math.isnan(f):
-        return 0
-    lo, hi = (-(1 << 31), (1 << 31) - 1) if signed else (0, M32)
-    if math.isinf(f):
-        return (hi if f > 0 else lo) & M32
-    n = {"rz": math.trunc, "rm": math.floor, "rp": math.ceil, "rn": round}[rounding](f)
-    return max(lo, min(hi, n)) & M32
 
 
 class WarpOracle:
@@ -262,13 +238,7 @@ class ThreadCtx:
             return
         (self.t.up if o.kind == "upred" else self.t.p)[o.value] = bool(v)
 
-    # float conversions
-    def i2f(self, a, signed, rounding):
-        return _i2f(s32(a) if signed else a, rounding)
-
-    def f2i(self, a, signed, rounding):
-        return _f2i(_f32(a), signed, rounding)
-
+    # floats (the rest are floatops', below)
     def rcp(self, a):
         f = _f32(a)
         if f == 0.0:
@@ -390,7 +360,8 @@ class ThreadCtx:
     def bar_result(self): return self.t.bar_result
 
 
-# the arithmetic is intops' (the emitter folds constants with the same functions)
-for _name in intops.OPERATIONS:
-    setattr(ThreadCtx, _name, staticmethod(getattr(intops, _name)))
+# the arithmetic is intops' and floatops' (the emitter folds constants with intops)
+for _module in (intops, floatops):
+    for _name in _module.OPERATIONS:
+        setattr(ThreadCtx, _name, staticmethod(getattr(_module, _name)))
 del _name

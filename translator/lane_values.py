@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import intops, regs
+from . import floatops, intops, regs
 from .errors import TranslatorError
 
 M32 = 0xFFFFFFFF
@@ -367,8 +367,6 @@ class LaneValuesCtx:
         return a if a == b and not a.unknown else self._apply("selb", intops.selb, c, a, b)
 
     # floats: opaque
-    def i2f(self, a, signed, rounding): return self._opaque("i2f", a, signed, rounding)
-    def f2i(self, a, signed, rounding): return self._opaque("f2i", a, signed, rounding)
     def rcp(self, a): return self._opaque("rcp", a)
 
     def _opaque(self, name, *args):
@@ -420,6 +418,8 @@ for _name in intops.OPERATIONS:
     if _name not in _SPECIAL:
         setattr(LaneValuesCtx, _name,
                 (lambda n: lambda self, *args: self._apply(n, getattr(intops, n), *args))(_name))
+for _name in floatops.OPERATIONS:
+    setattr(LaneValuesCtx, _name, (lambda n: lambda self, *args: self._opaque(n, *args))(_name))
 del _name
 
 

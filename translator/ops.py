@@ -78,6 +78,8 @@ class OpSpec:
 _CMP = {"EQ", "NE", "LT", "LE", "GT", "GE", "U32", "AND", "OR", "XOR", "EX"}
 _MEMORY = {"E", "U8", "S8", "U16", "S16", "64", "128", "STRONG", "GPU", "SYS", "SM", "CTA", "CONSTANT",
            "EF", "EL", "LU", "EU", "NA", "PRIVATE", "WEAK", "MMIO", "ZFILL", "LTC64B", "LTC128B", "LTC256B"}
+_FLOAT = {"FTZ", "SAT", "RN", "RZ", "RM", "RP"}
+_FCMP = set(flt.FSETP_TESTS) | {"AND", "OR", "XOR", "FTZ"}
 _ATOMIC = _MEMORY | set(mem.ATOMIC_NAMES) | {"S32", "U32"}
 
 
@@ -111,9 +113,12 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("SEL", alu.sel), _t("USEL", alu.sel), _t("PRMT", alu.prmt), _t("UPRMT", alu.prmt),
     _t("POPC", alu.popc), _t("UPOPC", alu.popc), _t("BREV", alu.brev), _t("UBREV", alu.brev),
     _t("FLO", alu.flo, {"U32", "S32", "SH"}), _t("UFLO", alu.flo, {"U32", "S32", "SH"}),
-    # the float conversions around integer division
-    _t("I2F", flt.i2f, {"U32", "S32", "RN", "RP", "RM", "RZ", "F32"}),
-    _t("F2I", flt.f2i, {"U32", "S32", "FTZ", "NTZ", "TRUNC", "FLOOR", "CEIL", "RN"}),
+    # floats (see sem_float: FTZ, SAT, rounding, types)
+    _t("FADD", flt.fadd, _FLOAT), _t("FMUL", flt.fmul, _FLOAT), _t("FFMA", flt.ffma, _FLOAT),
+    _t("FSETP", flt.fsetp, _FCMP), _t("FSET", flt.fset, _FCMP | {"BF"}),
+    _t("FSEL", flt.fsel), _t("FMNMX", flt.fmnmx, {"FTZ"}),
+    _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS),
+    _t("F2F", flt.f2f, flt.MODS), _t("FRND", flt.frnd, flt.MODS),
     _t("MUFU", flt.mufu, {"RCP", "RSQ", "EX2", "LG2", "SIN", "COS", "SQRT", "RCP64H"}),
     # memory
     _mem("LDG", mem.load, "global", "load", _MEMORY), _mem("STG", mem.store, "global", "store", _MEMORY),

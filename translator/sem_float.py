@@ -1,39 +1,246 @@
-"""Semantics of the float instructions nvcc emits around integer division: I2F, MUFU.RCP, F2I.
+"""Semantics of the float instructions: arithmetic, comparisons, selects, conversions, MUFU.
 
-Values stay 32-bit words (IEEE binary32 bit patterns); the back ends convert. Only the
-forms listed here are supported; anything else is UNSUPPORTED with its opcode.
+Values stay words (IEEE bit patterns: a register for binary32, a register pair for binary64);
+the arithmetic is the context's float words (:mod:`translator.floatops`), which round once as
+told. What only looks at the sign and exponent fields is written here on the integer words,
+once for both back ends: negation and absolute value of operands (the sign bit), .FTZ
+(a denormal input or result becomes a zero of its sign), .SAT (clamp to [0, 1], NaN to +0),
+comparisons (NaN unordered, -0 == +0), min/max.
+
+Not confirmed on the chip (SM86), taken from the PTX ISA: .FTZ flushes a result after
+rounding; .SAT gives +0 for -0; FMNMX orders -0 below +0.
 """
 from __future__ import annotations
 
+import struct
+from dataclasses import replace
+
 from .ctx import Ctx
-from .sem_alu import unsupported
+from .sem_alu import _combine, unsupported
 
-ROUNDING = {"RN": "rn", "RP": "rp", "RM": "rm", "RZ": "rz", "TRUNC": "rz", "FLOOR": "rm", "CEIL": "rp"}
-INT_TYPES = {"U32": False, "S32": True}
+ROUNDING = {"RN": "rn", "RZ": "rz", "RM": "rm", "RP": "rp", "TRUNC": "rz", "FLOOR": "rm", "CEIL": "rp",
+            "ROUND": "rn"}
+INT_TYPES = {"U8": (8, False), "S8": (8, True), "U16": (16, False), "S16": (16, True), "U32": (32, False),
+             "S32": (32, True), "U64": (64, False), "S64": (64, True)}
+FLOAT_TYPES = {"F16": "f16", "BF16": "bf16", "F32": "f32", "F64": "f64"}
+SIGN, ONE, INF = 0x80000000, 0x3F800000, 0x7F800000
+FSETP_TESTS = ("EQ", "NE", "LT", "LE", "GT", "GE", "EQU", "NEU", "LTU", "LEU", "GTU", "GEU", "NUM", "NAN")
+MODS = set(ROUNDING) | set(INT_TYPES) | set(FLOAT_TYPES) | {"FTZ", "SAT", "NTZ"}
 
 
-def _rounding(i, default: str) -> str:
+def rounding(i, default: str = "rn") -> str:
     return next((ROUNDING[m] for m in i.mods if m in ROUNDING), default)
 
 
-def _int_type(i) -> bool:
-    if i.mods & {"U64", "S64", "U16", "S16", "U8", "S8", "F64", "F16"}:
-        raise unsupported(i, "only 32-bit integers and floats")
-    return next((INT_TYPES[m] for m in i.mods if m in INT_TYPES), True)
+# ---------------------------------------------------------------- operands
+def _imm_bits(o, fmt: str) -> int:
+    """A float instruction's immediate: decimal numbers (``0.5``, ``-1``, ``16777216``) are
+    floats; hexadecimal ones are the bits themselves."""
+    if o.kind == "imm" and o.text.strip().lstrip("+-").lower().startswith("0x"):
+        return o.value & (0xFFFFFFFF if fmt != "f64" else 0xFFFFFFFFFFFFFFFF)
+    number = o.fvalue if o.kind == "fimm" else float(o.value)
+    if fmt == "f64":
+        return struct.unpack("<Q", struct.pack("<d", number))[0]
+    if o.kind == "fimm":
+        return o.value
+    return struct.unpack("<I", struct.pack("<f", number))[0]
 
 
+def fread(x: Ctx, o, fmt: str = "f32"):
+    """A float operand as a word (a pair for f64), with its |abs| and -negation applied to
+    the sign bit."""
+    wide = fmt == "f64"
+    if o.kind in ("fimm", "imm"):
+        bits = _imm_bits(o, fmt)
+        return x.k64(bits) if wide else x.k32(bits)
+    plain = replace(o, neg=False, abs=False)
+    v = x.read64(plain) if wide else x.read(plain)
+    if not (o.abs or o.neg):
+        return v
+    top = x.hi(v) if wide else v
+    if o.abs:
+        top = x.and_(top, x.k32(~SIGN & 0xFFFFFFFF))
+    if o.neg:
+        top = x.xor(top, x.k32(SIGN))
+    return x.join(x.lo(v), top) if wide else top
+
+
+def fwrite(x: Ctx, o, v, fmt: str = "f32") -> None:
+    (x.write64 if fmt == "f64" else x.write)(o, v)
+
+
+def flush(x: Ctx, v):
+    """.FTZ on a binary32 word: a denormal becomes the zero of its sign."""
+    denormal = x.cmp("eq", x.and_(v, x.k32(INF)), x.k32(0), False)
+    return x.sel(denormal, x.and_(v, x.k32(SIGN)), v)
+
+
+def saturate(x: Ctx, v):
+    """.SAT: clamp to [+0, 1]; NaN and every negative (-0 too) give +0."""
+    v = x.sel(x.cmp("gt", v, x.k32(INF), False), x.k32(0), v)        # NaN, and anything with its sign set
+    return x.sel(x.cmp("gt", v, x.k32(ONE), False), x.k32(ONE), v)
+
+
+def is_nan(x: Ctx, v):
+    return x.cmp("gt", x.and_(v, x.k32(~SIGN & 0xFFFFFFFF)), x.k32(INF), False)
+
+
+def _order_key(x: Ctx, v):
+    """An unsigned word that orders binary32 numbers as their values (both zeros alike)."""
+    v = x.sel(x.cmp("eq", x.and_(v, x.k32(~SIGN & 0xFFFFFFFF)), x.k32(0), False), x.k32(0), v)
+    return x.sel(x.cmp("ge", v, x.k32(SIGN), False), x.not_(v), x.or_(v, x.k32(SIGN)))
+
+
+def fcompare(x: Ctx, test: str, a, b):
+    """FSETP's test on two binary32 words: ordered (false on NaN), unordered (...U: true on
+    NaN), NUM (neither is NaN) or NAN (either is)."""
+    unordered = x.bor(is_nan(x, a), is_nan(x, b))
+    if test in ("NUM", "NAN"):
+        return x.bnot(unordered) if test == "NUM" else unordered
+    r = x.cmp(test[:2].lower(), _order_key(x, a), _order_key(x, b), False)
+    return x.bor(unordered, r) if test.endswith("U") else x.band(x.bnot(unordered), r)
+
+
+def _sources(x: Ctx, i, n: int):
+    vals = [fread(x, o) for o in i.ops[1:1 + n]]
+    return [flush(x, v) for v in vals] if "FTZ" in i.mods else vals
+
+
+def _result(x: Ctx, i, v) -> None:
+    if "FTZ" in i.mods:
+        v = flush(x, v)
+    if "SAT" in i.mods:
+        v = saturate(x, v)
+    x.write(i.ops[0], v)
+
+
+# ---------------------------------------------------------------- binary32 arithmetic
+def fadd(x: Ctx, i):
+    """FADD[.FTZ][.SAT][.RN|.RZ|.RM|.RP] Rd, Ra, Rb."""
+    a, b = _sources(x, i, 2)
+    _result(x, i, x.fadd(a, b, "f32", rounding(i)))
+
+
+def fmul(x: Ctx, i):
+    """FMUL[.FTZ][.SAT][.RN|.RZ|.RM|.RP] Rd, Ra, Rb."""
+    a, b = _sources(x, i, 2)
+    _result(x, i, x.fmul(a, b, "f32", rounding(i)))
+
+
+def ffma(x: Ctx, i):
+    """FFMA[.FTZ][.SAT][.RN|.RZ|.RM|.RP] Rd, Ra, Rb, Rc: a * b + c, rounded once."""
+    a, b, c = _sources(x, i, 3)
+    _result(x, i, x.ffma(a, b, c, "f32", rounding(i)))
+
+
+def _test(i) -> str:
+    found = [m for m in i.mods if m in FSETP_TESTS]
+    if len(found) != 1:
+        raise unsupported(i, "needs one comparison")
+    return found[0]
+
+
+def fsetp(x: Ctx, i):
+    """FSETP.test[.FTZ].{AND,OR,XOR} Pd, Pq, Ra, Rb, Pc: Pd = test(a, b) op Pc, Pq = !test op Pc."""
+    pd, pq, a, b, pacc = i.ops[:5]
+    va, vb = (fread(x, o) for o in (a, b))
+    if "FTZ" in i.mods:
+        va, vb = flush(x, va), flush(x, vb)
+    r, acc = fcompare(x, _test(i), va, vb), x.readp(pacc)
+    x.writep(pd, _combine(x, i, r, acc))
+    x.writep(pq, _combine(x, i, x.bnot(r), acc))
+
+
+def fset(x: Ctx, i):
+    """FSET[.BF].test[.FTZ].{AND,OR,XOR} Rd, Ra, Rb, Pc: 1.0 (.BF) or 0xffffffff where true, else 0."""
+    d, a, b, pacc = i.ops[:4]
+    va, vb = (fread(x, o) for o in (a, b))
+    if "FTZ" in i.mods:
+        va, vb = flush(x, va), flush(x, vb)
+    r = _combine(x, i, fcompare(x, _test(i), va, vb), x.readp(pacc))
+    x.write(d, x.sel(r, x.k32(ONE if "BF" in i.mods else 0xFFFFFFFF), x.k32(0)))
+
+
+def fsel(x: Ctx, i):
+    """FSEL Rd, Ra, Rb, Pc: a where Pc, else b (words as they are, signs applied)."""
+    d, a, b, p = i.ops[:4]
+    x.write(d, x.sel(x.readp(p), fread(x, a), fread(x, b)))
+
+
+def fmnmx(x: Ctx, i):
+    """FMNMX[.FTZ] Rd, Ra, Rb, Pc: the minimum where Pc, the maximum where !Pc. A NaN gives the
+    other operand; two NaNs the canonical NaN."""
+    d, a, b, p = i.ops[:4]
+    va, vb = (fread(x, o) for o in (a, b))
+    if "FTZ" in i.mods:
+        va, vb = flush(x, va), flush(x, vb)
+    ka, kb = (x.sel(x.cmp("ge", v, x.k32(SIGN), False), x.not_(v), x.or_(v, x.k32(SIGN))) for v in (va, vb))
+    lt = x.cmp("lt", ka, kb, False)                  # -0 below +0
+    r = x.sel(x.readp(p), x.sel(lt, va, vb), x.sel(lt, vb, va))
+    nan_a, nan_b = is_nan(x, va), is_nan(x, vb)
+    r = x.sel(nan_a, x.sel(nan_b, x.k32(0x7FFFFFFF), vb), x.sel(nan_b, va, r))
+    x.write(d, r)
+
+
+# ---------------------------------------------------------------- conversions
 def i2f(x: Ctx, i):
-    """I2F[.U32|.S32][.RN|.RP|.RM|.RZ] Rd, Ra: integer to float, rounded as told."""
-    x.write(i.ops[0], x.i2f(x.read(i.ops[1]), _int_type(i), _rounding(i, "rn")))
+    """I2F[.F16|.F32|.F64][.S8|.U8|.S16|.U16|.S32|.U32|.S64|.U64][.RN|.RZ|.RM|.RP] Rd, Ra:
+    an integer (S32 unless told) to a float (F32 unless told); I2FP.F32.{S32,U32} the same."""
+    fmt = _one(i, FLOAT_TYPES, "f32")
+    width, signed = _one(i, INT_TYPES, (32, True))
+    src = x.read64(i.ops[1]) if width == 64 else x.read(i.ops[1])
+    fwrite(x, i.ops[0], x.i2f(src, width, signed, fmt, rounding(i)), fmt)
 
 
 def f2i(x: Ctx, i):
-    """F2I[.FTZ][.U32|.S32][.TRUNC|.FLOOR|.CEIL][.NTZ] Rd, Ra: float to integer, saturating."""
-    x.write(i.ops[0], x.f2i(x.read(i.ops[1]), _int_type(i), _rounding(i, "rn")))
+    """F2I[.FTZ][.S32|.U32|.S64|.U64|...][.F16|.F32|.F64][.TRUNC|.FLOOR|.CEIL|.RN][.NTZ] Rd, Ra:
+    a float to an integer, rounded as told (to nearest even by default), saturating at the
+    integer's range; NaN gives 0."""
+    fmt = _one(i, FLOAT_TYPES, "f32")
+    width, signed = _one(i, INT_TYPES, (32, True))
+    a = fread(x, i.ops[1], fmt)
+    if "FTZ" in i.mods and fmt == "f32":
+        a = flush(x, a)
+    r = x.f2i(a, fmt, width, signed, rounding(i))
+    (x.write64 if width == 64 else x.write)(i.ops[0], r)
+
+
+def f2f(x: Ctx, i):
+    """F2F[.FTZ].dst.src[.RN|.RZ|.RM|.RP] Rd, Ra: between F16, F32 and F64 (the destination
+    type first); the same type on both sides rounds to an integral value (as FRND)."""
+    types = [FLOAT_TYPES[m] for m in i.mod_list if m in FLOAT_TYPES]
+    if len(types) == 1:
+        types *= 2
+    if len(types) != 2:
+        raise unsupported(i, "needs a destination and a source type")
+    dst, src = types
+    a = fread(x, i.ops[1], src)
+    if "FTZ" in i.mods and src == "f32":
+        a = flush(x, a)
+    r = x.frnd(a, src, rounding(i)) if dst == src else x.f2f(a, src, dst, rounding(i))
+    if "FTZ" in i.mods and dst == "f32":
+        r = flush(x, r)
+    fwrite(x, i.ops[0], r, dst)
+
+
+def frnd(x: Ctx, i):
+    """FRND[.F64][.FTZ][.TRUNC|.FLOOR|.CEIL|.RN...] Rd, Ra: to an integral value of the same format."""
+    fmt = _one(i, FLOAT_TYPES, "f32")
+    a = fread(x, i.ops[1], fmt)
+    if "FTZ" in i.mods and fmt == "f32":
+        a = flush(x, a)
+    fwrite(x, i.ops[0], x.frnd(a, fmt, rounding(i)), fmt)
+
+
+def _one(i, table, default):
+    found = [table[m] for m in i.mods if m in table]
+    if len(found) > 1:
+        raise unsupported(i, "more than one type of that kind")
+    return found[0] if found else default
 
 
 def mufu(x: Ctx, i):
     """MUFU.RCP Rd, Ra: the reciprocal (the hardware's is within an ulp; ours is IEEE 1/x)."""
     if "RCP" not in i.mods:
         raise unsupported(i, "MUFU other than .RCP")
-    x.write(i.ops[0], x.rcp(x.read(i.ops[1])))
+    x.write(i.ops[0], x.rcp(fread(x, i.ops[1])))
