@@ -41,7 +41,7 @@ TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
             "step_budget", "provenance", "launch", "buffers", "params", "constants")
 PROVENANCE_KEYS = ("expected", "recorded_on", "listing", "derivation")
 LAUNCH_KEYS = ("grid", "block", "shared_bytes")
-BUFFER_KEYS = ("name", "words", "init", "expected")
+BUFFER_KEYS = ("name", "words", "init", "expected", "compare")
 PARAM_KINDS = ("buffer", "u8", "u16", "u32", "u64")
 PARAM_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64}
 CONSTANT_KEYS = ("bank", "offset", "words")
@@ -74,6 +74,10 @@ class BufferSpec:
     words: int
     init: tuple[int, ...]
     expected: tuple[int, ...] | None
+    compare: str = "exact"      # or "f32-ulp:N": finite binary32 words within N ulp are equal
+
+
+COMPARE_FORMS = re.compile(r"exact|f32-ulp:([0-9]{1,7})")
 
 
 @dataclass(frozen=True)
@@ -551,7 +555,11 @@ def _buffer(loc: _Locator, data: dict, index: int) -> BufferSpec:
     c.required("init")
     init = c.words("init", words, fill_ok=True)
     expected = c.words("expected", words, fill_ok=False) if "expected" in data else None
-    return BufferSpec(name, words, init, expected)
+    compare = c.string("compare", required=False) or "exact"
+    if not COMPARE_FORMS.fullmatch(compare):
+        raise c.err("compare", f'buffers[{index}].compare: {compare!r} is not "exact" or "f32-ulp:N" '
+                               "(N a whole number of units in the last place)")
+    return BufferSpec(name, words, init, expected, compare)
 
 
 def _buffers(loc: _Locator, tables: list[dict]) -> tuple[BufferSpec, ...]:

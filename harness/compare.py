@@ -1,45 +1,104 @@
-"""Compare the words a run left in its buffers with the expected ones, naming threads."""
+"""Compare the words a run left in its buffers with the expected ones, naming threads.
+
+A buffer compares exactly unless its case declares a tolerance (``compare = "f32-ulp:N"``):
+then two finite binary32 words N units in the last place apart or closer are equal (the two
+zeros are 0 ulp apart), a NaN matches any NaN and an infinity only itself. The cell's message
+says when a tolerance let a word pass.
+"""
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass, field
 
 from .cases import Case
 from .results import Mismatch
 
 MAX_LISTED = 64
+EXP_MASK, MAG_MASK = 0x7F800000, 0x7FFFFFFF
 
 
-def mismatches(case: Case, buffers: list[bytes]) -> tuple[list[Mismatch], int]:
-    """(the first MAX_LISTED mismatches, the total count) over every checked buffer.
+def tolerance(compare: str) -> int | None:
+    """The ulp a buffer's ``compare`` allows; None for exact comparison."""
+    return int(compare.split(":", 1)[1]) if compare.startswith("f32-ulp:") else None
 
-    A buffer with one word per thread names the thread, its warp and lane for each word.
-    """
-    listed: list[Mismatch] = []
-    total = 0
+
+def _ordered(w: int) -> int:
+    """A binary32 word as an integer ordered like its value (both zeros give 0)."""
+    return -(w & MAG_MASK) if w >> 31 else w
+
+
+def f32_ulps(a: int, b: int) -> int | None:
+    """How many binary32 steps apart two finite words are; None when either is not finite."""
+    if (a & EXP_MASK) == EXP_MASK or (b & EXP_MASK) == EXP_MASK:
+        return None
+    return abs(_ordered(a) - _ordered(b))
+
+
+def within(ulp: int, want: int, have: int) -> bool:
+    """Whether ``have`` passes for ``want`` under a tolerance of ``ulp``."""
+    apart = f32_ulps(want, have)
+    if apart is not None:
+        return apart <= ulp
+    is_nan = [(w & MAG_MASK) > EXP_MASK for w in (want, have)]
+    return is_nan[0] and is_nan[1] or want == have
+
+
+@dataclass
+class Comparison:
+    """What the buffers' comparison found: the first MAX_LISTED mismatches, their total, and
+    per buffer the words that passed only by its tolerance (name -> (count, ulp allowed,
+    largest ulp seen))."""
+    listed: list[Mismatch] = field(default_factory=list)
+    total: int = 0
+    tolerated: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        notes = [f"{name}: {count} word{'s' * (count != 1)} within {ulp} ulp (at most {worst} apart)"
+                 for name, (count, ulp, worst) in self.tolerated.items()]
+        if self.total:
+            head = "; ".join(m.describe() for m in self.listed[:3])
+            more = f" (+{self.total - 3} more)" if self.total > 3 else ""
+            notes.insert(0, f"{self.total} words differ: {head}{more}")
+        return "; ".join(notes)
+
+
+def compare(case: Case, buffers: list[bytes]) -> Comparison:
+    """Every checked buffer against its expected words. A buffer with one word per thread
+    names the thread, its warp and lane for each word."""
+    out = Comparison()
     per_block = case.threads_per_block
     for spec, data in zip(case.buffers, buffers):
         if spec.expected is None:
             continue
         got = struct.unpack(f"<{spec.words}I", data[:spec.words * 4])
         per_thread = spec.words == case.total_threads
+        ulp = tolerance(spec.compare)
+        passed, worst = 0, 0
         for index, (want, have) in enumerate(zip(spec.expected, got)):
             if want == have:
                 continue
-            total += 1
-            if len(listed) < MAX_LISTED:
+            if ulp is not None and within(ulp, want, have):
+                passed, worst = passed + 1, max(worst, f32_ulps(want, have) or 0)
+                continue
+            out.total += 1
+            if len(out.listed) < MAX_LISTED:
                 m = Mismatch(spec.name, index, want, have)
                 if per_thread:
                     block, local = divmod(index, per_block)
                     m.thread = index
                     m.warp = block * case.warps_per_block + local // 32
                     m.lane = local % 32
-                listed.append(m)
-    return listed, total
+                out.listed.append(m)
+        if passed:
+            out.tolerated[spec.name] = (passed, ulp, worst)
+    return out
+
+
+def mismatches(case: Case, buffers: list[bytes]) -> tuple[list[Mismatch], int]:
+    """(the first MAX_LISTED mismatches, the total count) over every checked buffer."""
+    found = compare(case, buffers)
+    return found.listed, found.total
 
 
 def summary(listed: list[Mismatch], total: int) -> str:
-    if not total:
-        return ""
-    head = "; ".join(m.describe() for m in listed[:3])
-    more = f" (+{total - 3} more)" if total > 3 else ""
-    return f"{total} words differ: {head}{more}"
+    return Comparison(listed, total).summary()

@@ -101,9 +101,9 @@ def _record(case: Case, raw, result: CaseResult) -> None:
     if raw.outcome is not Outcome.OK:
         result.message = raw.detail
         return
-    listed, total = compare.mismatches(case, raw.buffers)
-    result.mismatches, result.mismatch_count = listed, total
-    result.message = compare.summary(listed, total)
+    found = compare.compare(case, raw.buffers)
+    result.mismatches, result.mismatch_count = found.listed, found.total
+    result.message = found.summary()
 
 
 # ------------------------------------------------------------------ in the worker process

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import abi
 from .emit_float import SoftFloat
+from .emit_mufu import Mufu
 from .errors import UnsupportedInstruction
 from . import intops, regs
 from .spirv import GLSL
@@ -288,10 +289,7 @@ class SpirvCtx:
     def f2f(self, a, src, dst, rounding): return SoftFloat(self).f2f(a, src, dst, rounding)
     def frnd(self, a, fmt, rounding): return SoftFloat(self).frnd(a, fmt, rounding)
 
-    def rcp(self, a):
-        f, f32 = self.f, self.m.f32()
-        q = f.op("FDiv", f32, self._f32(0x3F800000), f.op("Bitcast", f32, a))
-        return f.op("Bitcast", self.u32, q)
+    def mufu(self, a, func): return Mufu(self).value(a, func)
 
     # ---------------------------------------------------------------- memory, warp, control
     def load(self, space, addr, nbytes, signed): return self.e.memory.load(self, space, addr, nbytes, signed)

@@ -6,11 +6,10 @@ written once, per thread.
 """
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import dataclass, field
 
-from . import abi, floatops, intops, regs
+from . import abi, floatops, intops, mufuops, regs
 from .errors import TranslatorError, UnsupportedInstruction
 from .intops import M32, M64, s32
 
@@ -51,15 +50,6 @@ class Thread:
     @classmethod
     def make(cls, tid, tidxyz, ctaid, entry) -> "Thread":
         return cls(tid, tidxyz, ctaid, entry)
-
-
-def _f32(bits: int) -> float:
-    return struct.unpack("<f", struct.pack("<I", bits & M32))[0]
-
-
-def _bits(f: float) -> int:
-    """The binary32 nearest to f (ties to even), as a word."""
-    return struct.unpack("<I", struct.pack("<f", f))[0]
 
 
 class WarpOracle:
@@ -238,15 +228,6 @@ class ThreadCtx:
             return
         (self.t.up if o.kind == "upred" else self.t.p)[o.value] = bool(v)
 
-    # floats (the rest are floatops', below)
-    def rcp(self, a):
-        f = _f32(a)
-        if f == 0.0:
-            return (a & 0x80000000) | 0x7F800000
-        if math.isinf(f):
-            return a & 0x80000000
-        return _bits(1.0 / f)
-
     # memory
     def _where(self, space, addr, nbytes, what):
         t = self.t
@@ -361,7 +342,7 @@ class ThreadCtx:
 
 
 # the arithmetic is intops' and floatops' (the emitter folds constants with intops)
-for _module in (intops, floatops):
+for _module in (intops, floatops, mufuops):
     for _name in _module.OPERATIONS:
         setattr(ThreadCtx, _name, staticmethod(getattr(_module, _name)))
 del _name

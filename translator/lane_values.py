@@ -367,7 +367,7 @@ class LaneValuesCtx:
         return a if a == b and not a.unknown else self._apply("selb", intops.selb, c, a, b)
 
     # floats: opaque
-    def rcp(self, a): return self._opaque("rcp", a)
+    def mufu(self, a, func): return self._opaque("mufu", a)
 
     def _opaque(self, name, *args):
         return atom("op", name, args) if all(a.uniform for a in args if isinstance(a, Lin)) else TOP

@@ -119,7 +119,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("FSEL", flt.fsel), _t("FMNMX", flt.fmnmx, {"FTZ"}),
     _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS),
     _t("F2F", flt.f2f, flt.MODS), _t("FRND", flt.frnd, flt.MODS),
-    _t("MUFU", flt.mufu, {"RCP", "RSQ", "EX2", "LG2", "SIN", "COS", "SQRT", "RCP64H"}),
+    _t("MUFU", flt.mufu, set(flt.MUFU_FUNCTIONS)),
     # memory
     _mem("LDG", mem.load, "global", "load", _MEMORY), _mem("STG", mem.store, "global", "store", _MEMORY),
     _mem("LD", mem.load, "global", "load", _MEMORY), _mem("ST", mem.store, "global", "store", _MEMORY),

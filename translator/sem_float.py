@@ -239,8 +239,14 @@ def _one(i, table, default):
     return found[0] if found else default
 
 
+MUFU_FUNCTIONS = {"RCP": "rcp", "RSQ": "rsq", "SQRT": "sqrt", "EX2": "ex2", "LG2": "lg2", "SIN": "sin", "COS": "cos",
+                  "RCP64H": "rcp64h", "RSQ64H": "rsq64h"}
+
+
 def mufu(x: Ctx, i):
-    """MUFU.RCP Rd, Ra: the reciprocal (the hardware's is within an ulp; ours is IEEE 1/x)."""
-    if "RCP" not in i.mods:
-        raise unsupported(i, "MUFU other than .RCP")
-    x.write(i.ops[0], x.rcp(fread(x, i.ops[1])))
+    """MUFU.{RCP,RSQ,SQRT,EX2,LG2,SIN,COS,RCP64H,RSQ64H} Rd, Ra: the chip's approximations
+    (translator.mufuops); SIN and COS take turns; the 64H forms the high word of a binary64."""
+    found = [MUFU_FUNCTIONS[m] for m in i.mods if m in MUFU_FUNCTIONS]
+    if len(found) != 1:
+        raise unsupported(i, "needs one function")
+    x.write(i.ops[0], x.mufu(fread(x, i.ops[1]), found[0]))     # a high word's sign is bit 31 too

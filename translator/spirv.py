@@ -20,7 +20,8 @@ OP = dict(
     ConstantNull=46,
     Function=54, FunctionParameter=55, FunctionEnd=56, FunctionCall=57, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
     MemberDecorate=72, CompositeExtract=81, ConvertFToU=109, ConvertFToS=110, ConvertSToF=111,
-    ConvertUToF=112, UConvert=113, SConvert=114, Bitcast=124, FDiv=136, IsNan=156,
+    ConvertUToF=112, UConvert=113, SConvert=114, FConvert=115, Bitcast=124, FAdd=129, FSub=131, FMul=133, FDiv=136,
+    IsNan=156,
     FOrdLessThan=184, FOrdGreaterThanEqual=190, TypeFloat=22,
     IAdd=128, ISub=130, IMul=132, UDiv=134, UMod=137,
     LogicalEqual=164, LogicalNotEqual=165, LogicalOr=166, LogicalAnd=167, LogicalNot=168, Select=169,
@@ -41,12 +42,13 @@ OP_LOAD, OP_STORE = OP["Load"], OP["Store"]
 # enumerants
 STORAGE = dict(Input=1, Uniform=2, Workgroup=4, Private=6, Function=7, StorageBuffer=12)
 DECORATION = dict(Block=2, ArrayStride=6, BuiltIn=11, Volatile=21, Coherent=23, Binding=33,
-                  DescriptorSet=34, Offset=35)
+                  DescriptorSet=34, Offset=35, NoContraction=42)
 BUILTIN = dict(NumWorkgroups=24, WorkgroupId=26, LocalInvocationId=27, LocalInvocationIndex=29,
                SubgroupSize=36, SubgroupLocalInvocationId=41)
 CAPABILITY = dict(Shader=1, Int64=11, GroupNonUniform=61, GroupNonUniformVote=62, GroupNonUniformArithmetic=63,
                   GroupNonUniformBallot=64, GroupNonUniformShuffle=65)
-GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, FindSMsb=74, FindUMsb=75)
+GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, Sin=13, Cos=14, Exp2=29, Log2=30, Sqrt=31, InverseSqrt=32,
+            FindSMsb=74, FindUMsb=75)
 VOLATILE_ACCESS = 0x1
 VERSION_1_3 = 0x00010300
 
