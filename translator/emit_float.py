@@ -17,7 +17,7 @@ the same value as the exact one.
 from __future__ import annotations
 
 from . import intops
-from .errors import UnsupportedInstruction
+from .emit_float_wide import Wide
 from .floatops import Fmt, fmt_of
 
 M64 = intops.M64
@@ -183,12 +183,16 @@ class SoftFloat:
         return self.narrow(self._special(r, fmt, nan, x.bor(p.inf, q.inf), x.selb(p.inf, p.sign, q.sign)), fmt)
 
     def _product(self, p, q, fmt):
-        if fmt.width == 64:
-            raise UnsupportedInstruction(f"{self.x.inst.where}: a binary64 product in '{self.x.inst.text}'",
-                                         self.x.inst.opcode)
+        """(sign, significand, exponent, invalid) of p * q; binary64 significands come jammed
+        from their 106-bit product (:mod:`translator.emit_float_wide`)."""
         x = self.x
         invalid = x.bor(x.band(p.inf, q.zero), x.band(q.inf, p.zero))
-        return x.bxor(p.sign, q.sign), x.mul64(p.m, q.m), x.add(p.e, q.e), invalid
+        e = x.add(p.e, q.e)
+        if fmt.width == 64:
+            m, e = Wide(self).jam(*Wide(self).mul(p.m, q.m), e)
+        else:
+            m = x.mul64(p.m, q.m)
+        return x.bxor(p.sign, q.sign), m, e, invalid
 
     def fmul(self, a, b, fmt, rounding):
         fmt = fmt_of(fmt)
@@ -201,8 +205,15 @@ class SoftFloat:
     def ffma(self, a, b, c, fmt, rounding):
         fmt = fmt_of(fmt)
         x, (p, q, s) = self.x, (self.decode(self.widen(v, fmt), fmt) for v in (a, b, c))
-        sign, m, e, invalid = self._product(p, q, fmt)
-        r = self.add_terms(sign, m, e, s.sign, s.m, s.e, fmt, rounding)
+        invalid = x.bor(x.band(p.inf, q.zero), x.band(q.inf, p.zero))
+        sign = x.bxor(p.sign, q.sign)
+        if fmt.width == 64:     # every bit of the 106-bit product takes part in the sum
+            wide = Wide(self)
+            h, l = wide.mul(p.m, q.m)
+            rs, m, e = wide.sum(sign, h, l, x.add(p.e, q.e), s.sign, x.k64(0), s.m, s.e, rounding)
+            r = self.round_pack(rs, m, e, fmt, rounding)
+        else:
+            r = self.add_terms(sign, x.mul64(p.m, q.m), x.add(p.e, q.e), s.sign, s.m, s.e, fmt, rounding)
         product_inf = x.bor(p.inf, q.inf)
         nan = x.bor(x.bor(x.bor(p.nan, q.nan), s.nan), invalid)
         nan = x.bor(nan, x.band(x.band(product_inf, s.inf), x.bxor(sign, s.sign)))

@@ -13,6 +13,7 @@ from typing import Callable
 
 from . import sem_alu as alu
 from . import sem_float as flt
+from . import sem_half as half
 from . import sem_mem as mem
 from . import sem_warp as warp
 
@@ -120,6 +121,11 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS),
     _t("F2F", flt.f2f, flt.MODS), _t("FRND", flt.frnd, flt.MODS),
     _t("MUFU", flt.mufu, set(flt.MUFU_FUNCTIONS)),
+    _t("DADD", flt.dadd, _FLOAT), _t("DMUL", flt.dmul, _FLOAT), _t("DFMA", flt.dfma, _FLOAT),
+    _t("DSETP", flt.dsetp, _FCMP | {"MIN", "MAX"}),
+    _t("HADD2", half.hadd2, half.MODS), _t("HMUL2", half.hmul2, half.MODS), _t("HFMA2", half.hfma2, half.MODS),
+    _t("HSETP2", half.hsetp2, half.MODS), _t("HSET2", half.hset2, half.MODS), _t("HMNMX2", half.hmnmx2, half.MODS),
+    _t("F2FP", half.f2fp, half.MODS),
     # memory
     _mem("LDG", mem.load, "global", "load", _MEMORY), _mem("STG", mem.store, "global", "store", _MEMORY),
     _mem("LD", mem.load, "global", "load", _MEMORY), _mem("ST", mem.store, "global", "store", _MEMORY),

@@ -81,8 +81,10 @@ def saturate(x: Ctx, v):
     return x.sel(x.cmp("gt", v, x.k32(ONE), False), x.k32(ONE), v)
 
 
-def is_nan(x: Ctx, v):
-    return x.cmp("gt", x.and_(v, x.k32(~SIGN & 0xFFFFFFFF)), x.k32(INF), False)
+def is_nan(x: Ctx, v, inf: int = INF):
+    """Whether a word is a NaN; ``inf`` is the infinity of its format placed as the word
+    holds it (a binary16 shifted to the top half: 0x7c000000)."""
+    return x.cmp("gt", x.and_(v, x.k32(~SIGN & 0xFFFFFFFF)), x.k32(inf), False)
 
 
 def _order_key(x: Ctx, v):
@@ -91,14 +93,43 @@ def _order_key(x: Ctx, v):
     return x.sel(x.cmp("ge", v, x.k32(SIGN), False), x.not_(v), x.or_(v, x.k32(SIGN)))
 
 
-def fcompare(x: Ctx, test: str, a, b):
+def fcompare(x: Ctx, test: str, a, b, inf: int = INF):
     """FSETP's test on two binary32 words: ordered (false on NaN), unordered (...U: true on
-    NaN), NUM (neither is NaN) or NAN (either is)."""
-    unordered = x.bor(is_nan(x, a), is_nan(x, b))
+    NaN), NUM (neither is NaN) or NAN (either is). A narrower format's words come shifted to
+    the top of the word, with their ``inf`` so placed."""
+    unordered = x.bor(is_nan(x, a, inf), is_nan(x, b, inf))
+    return _decide(x, test, unordered, lambda op: x.cmp(op, _order_key(x, a), _order_key(x, b), False))
+
+
+def _decide(x: Ctx, test: str, unordered, ordered_cmp):
     if test in ("NUM", "NAN"):
         return x.bnot(unordered) if test == "NUM" else unordered
-    r = x.cmp(test[:2].lower(), _order_key(x, a), _order_key(x, b), False)
+    r = ordered_cmp(test[:2].lower())
     return x.bor(unordered, r) if test.endswith("U") else x.band(x.bnot(unordered), r)
+
+
+def dcompare(x: Ctx, test: str, a, b):
+    """DSETP's test on two binary64 words (as fcompare): the order key of each half, compared
+    high half first."""
+    def parts(v):
+        hi, lo = x.hi(v), x.lo(v)
+        mag_hi = x.and_(hi, x.k32(~SIGN & 0xFFFFFFFF))
+        nan = x.bor(x.cmp("gt", mag_hi, x.k32(0x7FF00000), False),
+                    x.band(x.cmp("eq", mag_hi, x.k32(0x7FF00000), False), x.cmp("ne", lo, x.k32(0), False)))
+        zero = x.band(x.cmp("eq", mag_hi, x.k32(0), False), x.cmp("eq", lo, x.k32(0), False))
+        hi, lo = x.sel(zero, x.k32(0), hi), x.sel(zero, x.k32(0), lo)
+        negative = x.cmp("ge", hi, x.k32(SIGN), False)
+        return nan, x.sel(negative, x.not_(hi), x.or_(hi, x.k32(SIGN))), x.sel(negative, x.not_(lo), lo)
+    nan_a, ha, la = parts(a)
+    nan_b, hb, lb = parts(b)
+
+    def ordered(op):
+        if op in ("eq", "ne"):
+            same = x.band(x.cmp("eq", ha, hb, False), x.cmp("eq", la, lb, False))
+            return same if op == "eq" else x.bnot(same)
+        return x.bor(x.cmp(op[0] + "t", ha, hb, False),
+                     x.band(x.cmp("eq", ha, hb, False), x.cmp(op, la, lb, False)))
+    return _decide(x, test, x.bor(nan_a, nan_b), ordered)
 
 
 def _sources(x: Ctx, i, n: int):
@@ -131,6 +162,40 @@ def ffma(x: Ctx, i):
     """FFMA[.FTZ][.SAT][.RN|.RZ|.RM|.RP] Rd, Ra, Rb, Rc: a * b + c, rounded once."""
     a, b, c = _sources(x, i, 3)
     _result(x, i, x.ffma(a, b, c, "f32", rounding(i)))
+
+
+# ---------------------------------------------------------------- binary64 arithmetic
+def _dsources(x: Ctx, i, n: int):
+    return [fread(x, o, "f64") for o in i.ops[1:1 + n]]
+
+
+def dadd(x: Ctx, i):
+    """DADD[.RN|.RZ|.RM|.RP] Rd, Ra, Rb (register pairs)."""
+    a, b = _dsources(x, i, 2)
+    x.write64(i.ops[0], x.fadd(a, b, "f64", rounding(i)))
+
+
+def dmul(x: Ctx, i):
+    """DMUL[.RN|.RZ|.RM|.RP] Rd, Ra, Rb."""
+    a, b = _dsources(x, i, 2)
+    x.write64(i.ops[0], x.fmul(a, b, "f64", rounding(i)))
+
+
+def dfma(x: Ctx, i):
+    """DFMA[.RN|.RZ|.RM|.RP] Rd, Ra, Rb, Rc: a * b + c, rounded once."""
+    a, b, c = _dsources(x, i, 3)
+    x.write64(i.ops[0], x.ffma(a, b, c, "f64", rounding(i)))
+
+
+def dsetp(x: Ctx, i):
+    """DSETP.test.{AND,OR,XOR} Pd, Pq, Ra, Rb, Pc: as FSETP on binary64 pairs. (.MIN/.MAX,
+    nvcc's fmin/fmax on doubles, are not modelled: which NaN the chip keeps is unconfirmed.)"""
+    if "MIN" in i.mods or "MAX" in i.mods:
+        raise unsupported(i, ".MIN/.MAX (fmin/fmax of doubles)")
+    pd, pq, a, b, pacc = i.ops[:5]
+    r, acc = dcompare(x, _test(i), fread(x, a, "f64"), fread(x, b, "f64")), x.readp(pacc)
+    x.writep(pd, _combine(x, i, r, acc))
+    x.writep(pq, _combine(x, i, x.bnot(r), acc))
 
 
 def _test(i) -> str:
