@@ -358,6 +358,15 @@ class ThreadCtx:
     def warpsync(self, mask): self.request = ("warpsync", mask)
     def bar(self, kind, barrier, count, pred): self.request = ("bar", kind, barrier, count, pred)
     def bar_result(self): return self.t.bar_result
+    def barrier_mask(self, barrier): return self.t.b[barrier]
+
+    def set_barrier_mask(self, barrier, mask):
+        """Bx = mask (BMOV.32 Bx, R restores a region's mask around a call): the thread is in
+        Bx's region again, so the region's BSYNC waits for it (see schedule._bsync_passes)."""
+        if self.en and not self.gather:
+            self.t.b[barrier] = mask & M32
+            key = (self.t.warp, barrier)
+            self.cta.brk[key] = self.cta.brk.get(key, 0) & ~(1 << self.t.lane)
 
 
 # the arithmetic is intops' and floatops' (the emitter folds constants with intops)

@@ -392,6 +392,7 @@ class LaneValuesCtx:
     def match_all(self, value): return TOP, TOP
     def redux(self, op, value, signed): return TOP
     def bar_result(self): return TOP
+    def barrier_mask(self, barrier): return TOP
 
     def jump(self, target, taken=None): pass
     def jump_unguarded(self, target, taken): pass
@@ -400,6 +401,7 @@ class LaneValuesCtx:
     def bssy(self, barrier): pass
     def bsync(self, barrier): pass
     def brk(self, barrier): pass
+    def set_barrier_mask(self, barrier, mask): pass
     def warpsync(self, mask): pass
     def bar(self, kind, barrier, count, pred): pass
 

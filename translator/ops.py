@@ -112,6 +112,8 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("ISETP", alu.isetp, _CMP), _t("UISETP", alu.isetp, _CMP),
     _t("SEL", alu.sel), _t("USEL", alu.sel), _t("PRMT", alu.prmt), _t("UPRMT", alu.prmt),
     _t("POPC", alu.popc), _t("UPOPC", alu.popc), _t("BREV", alu.brev), _t("UBREV", alu.brev),
+    _t("P2R", alu.p2r), _t("UP2R", alu.p2r), _t("R2P", alu.r2p), _t("UR2P", alu.r2p),
+    _t("BMSK", alu.bmsk, {"W"}), _t("UBMSK", alu.bmsk, {"W"}),
     _t("FLO", alu.flo, {"U32", "S32", "SH"}), _t("UFLO", alu.flo, {"U32", "S32", "SH"}),
     # floats (see sem_float: FTZ, SAT, rounding, types)
     _t("FADD", flt.fadd, _FLOAT), _t("FMUL", flt.fmul, _FLOAT), _t("FFMA", flt.ffma, _FLOAT),
@@ -147,6 +149,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("WARPSYNC", warp.warpsync, {"ALL", "EXCLUSIVE"}, waits="warpsync", turns=True),
     _t("BAR", warp.bar, {"SYNC", "DEFER_BLOCKING", "ARV", "RED", "POPC", "AND", "OR"}, waits="bar", turns=True),
     _t("B2R", warp.b2r, {"RESULT"}, turns=True),
+    _t("BMOV", warp.bmov, {"32", "CLEAR"}, region=True, turns=True),
     _t("YIELD", warp.yield_, yields=True), _t("NANOSLEEP", warp.yield_, {"SYNCS"}, yields=True),
     # no effect on results
     *(_t(n, alu.nop, _MEMORY | {"SC", "ALL", "IVALL", "IVALLP", "WB"}) for n in (
