@@ -132,3 +132,26 @@ def test_bmov_saves_and_restores_a_region(backend):
     assert run.outcome == "ok", run.detail
     want = [[M32, 0, 0xEEEEEEEE, M32, M32] if t % 4 else [0, 0, 0, M32, M32] for t in range(threads)]
     assert_rows(backend, rows_of(run.buffers[1], 5), want)
+
+
+# ================================================================ clock reads
+def test_clock_counts_the_instructions_a_thread_ran(backend):
+    """SR_CLOCKLO is the number of instructions the thread ran before (a waiting instruction
+    counts 0), through every reading form; a loop of three instructions run (tid % 4) + 1
+    times advances it by three per trip."""
+    threads = 64
+    body = [
+        "CS2R R20, SR_CLOCKLO", "S2R R22, SR_CLOCKLO", "S2R R23, SR_CLOCKHI", "CS2R.32 R24, SR_CLOCKLO",
+        "S2UR UR4, SR_CLOCKLO", "MOV R25, UR4",
+        "LOP3.LUT R5, R0, 0x3, RZ, 0xc0, !PT", "MOV R26, RZ",
+        ".L_x_0:", "ISETP.GE.U32.AND P0, PT, R26, R5, PT", "IADD3 R26, R26, 0x1, RZ", "@!P0 BRA `(.L_x_0)",
+        "S2R R27, SR_CLOCKLO", "BAR.SYNC.DEFER_BLOCKING 0x0", "S2R R28, SR_CLOCKLO",
+    ]
+    run = backend.run(HEAD + body + store_outputs(9), [[0], [SENTINEL] * (threads * 9)], threads=threads,
+                      name="clock")
+    assert run.outcome == "ok", run.detail
+
+    def expect(t):
+        trips = t % 4 + 1
+        return [2, 0, 3, 0, 5, 6, trips, 10 + 3 * trips, 11 + 3 * trips]
+    assert_rows(backend, rows_of(run.buffers[1], 9), [expect(t) for t in range(threads)])

@@ -38,6 +38,7 @@ class Thread:
     bar_gen: int = 0
     bar_result: int = 0
     new_pc: int | None = None
+    clock: int = 0                      # instructions run before this block (sem_alu.reads_clock)
     local: bytearray | None = None      # local memory (LDL/STL), made on first use
 
     @property
@@ -214,7 +215,8 @@ class ThreadCtx:
                  "SR_CTAID.X": t.ctaid[0], "SR_CTAID.Y": t.ctaid[1], "SR_CTAID.Z": t.ctaid[2],
                  "SR_LANEID": lane, "SR_EQMASK": 1 << lane, "SR_LTMASK": (1 << lane) - 1,
                  "SR_LEMASK": (2 << lane) - 1, "SR_GTMASK": M32 & ~((2 << lane) - 1),
-                 "SR_GEMASK": M32 & ~((1 << lane) - 1)}
+                 "SR_GEMASK": M32 & ~((1 << lane) - 1),
+                 "SR_CLOCKLO": t.clock + self.m.inst_index, "SR_CLOCKHI": 0}
         if name not in table:
             raise UnsupportedInstruction(f"{self.inst.where}: special register {name} in '{self.inst.text}'",
                                          self.inst.opcode)

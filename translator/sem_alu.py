@@ -311,6 +311,17 @@ def sgxt(x: Ctx, i):
     x.write(d, x.sel(x.cmp("eq", vn, x.k32(0), False), x.k32(0), r))
 
 
+CLOCK_REGISTERS = ("SR_CLOCKLO", "SR_CLOCKHI")
+
+
+def reads_clock(insts) -> bool:
+    """Whether a program reads the clock. ``clock()`` is defined here as a per-thread counter,
+    the same on both back ends: SR_CLOCKLO is the number of instructions the thread has run
+    before this one (a waiting instruction, BSYNC/WARPSYNC/BAR, counts 0: how often a thread
+    retries it depends on the schedule), modulo 2^32; SR_CLOCKHI is 0."""
+    return any(o.kind == "sreg" and o.name in CLOCK_REGISTERS for i in insts for o in i.ops)
+
+
 def cs2r(x: Ctx, i):
     """CS2R[.32] Rd, SRZ | SR_CLOCKLO: zero, or the clock (a pair, or its low word with .32)."""
     src = i.ops[1]
