@@ -10,8 +10,11 @@ computed here in plain Python, never with the translator's helpers.
 from __future__ import annotations
 
 import random
+import struct
 
-from harness.cases import Param
+import pytest
+
+from translator.errors import UnsupportedInstruction
 
 M32 = 0xFFFFFFFF
 SENTINEL = 0xA5A5A5A5
@@ -155,3 +158,83 @@ def test_clock_counts_the_instructions_a_thread_ran(backend):
         trips = t % 4 + 1
         return [2, 0, 3, 0, 5, 6, trips, 10 + 3 * trips, 11 + 3 * trips]
     assert_rows(backend, rows_of(run.buffers[1], 9), [expect(t) for t in range(threads)])
+
+
+# ================================================================ atomics
+def f32(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def test_float_atomics_on_global_memory(backend):
+    """RED/ATOMG .ADD.F32.FTZ.RN: sums exact in any order (so both back ends must agree),
+    denormal inputs and memory words flushed; ATOMG returns each lane a distinct old value."""
+    threads = 64
+    body = [
+        "MOV R2, c[0x0][0x160]", "MOV R3, c[0x0][0x164]",
+        "LOP3.LUT R4, R0, 0x3, RZ, 0xc0, !PT", "ISETP.EQ.U32.AND P1, PT, R4, 0x3, PT",
+        "SEL R4, R4, RZ, !P1",                          # tid % 4, with 3 folded into 0
+        "IMAD.WIDE.U32 R8, R4, 0x4, R2",
+        f"MOV R5, {f32(1.5):#x}", "RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R8.64], R5",
+        "ISETP.NE.U32.AND P0, PT, R0, RZ, PT",
+        f"MOV R5, {f32(2.0):#x}", "@!P0 RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R2.64+0xc], R5",
+        f"MOV R5, {f32(1.0):#x}", "ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU PT, R20, [R2.64+0x10], R5",
+        "MOV R5, 0x80000001", "RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R2.64+0x14], R5",
+    ]
+    acc = [0, 0, 0, 0x5, 0, 0, 0, 0]
+    run = backend.run(HEAD + body + store_outputs(1), [acc, [SENTINEL] * threads], threads=threads,
+                      name="float_atomics")
+    assert run.outcome == "ok", run.detail
+    groups = [sum(1 for t in range(threads) if (t % 4) % 3 == g) for g in range(3)]
+    assert run.buffers[0][:6] == [f32(1.5 * n) for n in groups] + [f32(2.0), f32(64.0), 0], \
+        f"{backend.name}: {[hex(w) for w in run.buffers[0]]}"
+    assert sorted(run.buffers[1]) == [f32(float(k)) for k in range(threads)], backend.name
+
+
+SPIN_ADD = [   # ptxas's shared-memory atomicAdd(float *, 0.5f): a compare-and-store loop
+    "BSSY B0, `(.L_x_0)",
+    ".L_x_1:", "LDS R2, [R8]", "FADD R3, R2, 0.5", "ATOMS.CAST.SPIN R3, [R8], R2, R3",
+    "ISETP.EQ.U32.AND P0, PT, R3, 0x1, PT", "@!P0 BRA `(.L_x_1)", "BSYNC B0",
+    ".L_x_0:",
+]
+
+
+def test_shared_float_add_by_compare_and_store(backend):
+    """ATOMS.CAST.SPIN stores only where the word still holds what the thread read and says
+    so (1 or 0): 16 lanes per word adding 0.5 sum to 8.0 whatever the interleaving; also
+    ATOMS.POPC.INC.32 (one per lane) and ATOMS.INC."""
+    threads = 64
+    body = ["LOP3.LUT R8, R0, 0x3, RZ, 0xc0, !PT", "IMAD.SHL.U32 R8, R8, 0x4, RZ"] + SPIN_ADD + [
+        "ISETP.NE.U32.AND P1, PT, R0, 0x5, PT", "@P1 ATOMS.POPC.INC.32 RZ, [URZ+0x10]",
+        "MOV R9, 0x1000", "ATOMS.INC RZ, [0x14], R9",
+        "BAR.SYNC.DEFER_BLOCKING 0x0",
+        "LDS R20, [R8]", "MOV R21, R3", "LDS R22, [0x10]", "LDS R23, [0x14]",
+    ]
+    run = backend.run(HEAD + body + store_outputs(4), [[0], [SENTINEL] * (threads * 4)], threads=threads,
+                      name="cast_spin")
+    assert run.outcome == "ok", run.detail
+    assert_rows(backend, rows_of(run.buffers[1], 4), [[f32(8.0), 1, threads - 1, threads]] * threads)
+
+
+def test_f64_atomic_add_and_64_bit_compare_and_store(backend):
+    """ATOMG.E.ADD.F64.RN and ATOMS.CAST.SPIN.64 on the interpreter; the shader refuses both
+    (64-bit atomics on its 32-bit words) with a message naming the instruction."""
+    threads = 32
+    body = [
+        "MOV R2, c[0x0][0x160]", "MOV R3, c[0x0][0x164]", "MOV R4, RZ", "MOV R5, 0x3fd00000",   # 0.25
+        "ATOMG.E.ADD.F64.RN.STRONG.GPU PT, R6, [R2.64], R4",
+        "LOP3.LUT R13, R0, 0x1, RZ, 0xc0, !PT", "IMAD.SHL.U32 R13, R13, 0x8, RZ",
+        ".L_x_3:", "LDS.64 R10, [R13]", "IADD3 R14, R10, 0x1, RZ", "MOV R15, R11",
+        "ATOMS.CAST.SPIN.64 R14, [R13], R10, R14",
+        "ISETP.EQ.U32.AND P0, PT, R14, 0x1, PT", "ISETP.EQ.U32.AND.EX P0, PT, R15, RZ, PT, P0",
+        "@!P0 BRA `(.L_x_3)",
+        "BAR.SYNC.DEFER_BLOCKING 0x0", "LDS R20, [R13]", "LDS R21, [R13+0x4]",
+    ]
+    args = (HEAD + body + store_outputs(2), [[0, 0], [SENTINEL] * (threads * 2)])
+    if backend.name != "interp":
+        with pytest.raises(UnsupportedInstruction, match="64-bit atomic read-modify-write in 'ATOMG.E.ADD.F64"):
+            backend.run(*args, threads=threads, name="atomics64")
+        return
+    run = backend.run(*args, threads=threads, name="atomics64")
+    assert run.outcome == "ok", run.detail
+    assert run.buffers[0] == [0, 0x40200000], [hex(w) for w in run.buffers[0]]        # 32 * 0.25 = 8.0
+    assert_rows(backend, rows_of(run.buffers[1], 2), [[16, 0]] * threads)

@@ -297,6 +297,9 @@ class SpirvCtx:
     def load(self, space, addr, nbytes, signed): return self.e.memory.load(self, space, addr, nbytes, signed)
     def store(self, space, addr, nbytes, values): self.e.memory.store(self, space, addr, nbytes, values)
 
+    def atomic_update(self, space, addr, nbytes, update):
+        return self.e.memory.atomic_update(self, space, addr, nbytes, update)
+
     def atomic(self, space, op, addr, value, compare, signed):
         return self.e.memory.atomic(self, space, op, addr, value, compare, signed)
 

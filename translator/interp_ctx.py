@@ -309,6 +309,14 @@ class ThreadCtx:
         struct.pack_into("<I", buf, off, new & M32)
         return old
 
+    def atomic_update(self, space, addr, nbytes, update):
+        if not self.en:
+            return [0] * (nbytes // 4)
+        buf, off = self._locate(space, addr, nbytes, "atomic")
+        old = list(struct.unpack_from(f"<{nbytes // 4}I", buf, off))
+        struct.pack_into(f"<{nbytes // 4}I", buf, off, *(w & M32 for w in update(self, old)))
+        return old
+
     # the warp
     def _collective(self, kind, *args, placeholder=0):
         if self.gather:

@@ -384,6 +384,10 @@ class LaneValuesCtx:
         self.record(space, self.inst.spec.access, as_lin(addr), 4, (op, bool(signed)))
         return TOP
 
+    def atomic_update(self, space, addr, nbytes, update):
+        self.record(space, self.inst.spec.access, as_lin(addr), nbytes, ("update", self.inst.pc))
+        return [TOP] * (nbytes // 4)
+
     # the warp and control: nothing a lane can count on
     def active(self): return TOP
     def ballot(self, p): return TOP
