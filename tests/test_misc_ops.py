@@ -238,3 +238,26 @@ def test_f64_atomic_add_and_64_bit_compare_and_store(backend):
     assert run.outcome == "ok", run.detail
     assert run.buffers[0] == [0, 0x40200000], [hex(w) for w in run.buffers[0]]        # 32 * 0.25 = 8.0
     assert_rows(backend, rows_of(run.buffers[1], 2), [[16, 0]] * threads)
+
+
+# ================================================================ async copies
+def test_ldgsts_copies_global_to_shared(backend):
+    """cp.async as nvcc emits it (LDGSTS, LDGDEPBAR, DEPBAR.LE SB0, 0x0, then a barrier):
+    every thread copies one word and a quad, then reads its neighbours' words."""
+    threads = 32
+    rng = random.Random(3)
+    words = [rng.getrandbits(32) for _ in range(threads * 5)]
+    body = [
+        "IMAD.SHL.U32 R9, R0, 0x4, RZ", "IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][0x160]",
+        "IMAD.WIDE.U32 R4, R0, 0x10, c[0x0][0x160]", "IADD3 R4, P0, R4, 0x80, RZ", "IADD3.X R5, R5, RZ, RZ, P0, !PT",
+        "LDGSTS.E [R9], [R2.64]", "IMAD.SHL.U32 R11, R0, 0x10, RZ",
+        "LDGSTS.E.BYPASS.128 [R11+0x80], [R4.64]",
+        "LDGDEPBAR", "DEPBAR.LE SB0, 0x0", "BAR.SYNC.DEFER_BLOCKING 0x0",
+        "IADD3 R12, R0, 0x1, RZ", "LOP3.LUT R12, R12, 0x1f, RZ, 0xc0, !PT", "IMAD.SHL.U32 R12, R12, 0x4, RZ",
+        "LDS R20, [R12]", "LDS.128 R24, [R11+0x80]", "MOV R21, R24", "MOV R22, R27",
+    ]
+    run = backend.run(HEAD + body + store_outputs(3), [words, [SENTINEL] * (threads * 3)], threads=threads,
+                      name="ldgsts")
+    assert run.outcome == "ok", run.detail
+    want = [[words[(t + 1) % 32], words[32 + 4 * t], words[32 + 4 * t + 3]] for t in range(threads)]
+    assert_rows(backend, rows_of(run.buffers[1], 3), want)

@@ -127,6 +127,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _mem("LD", mem.load, "global", "load", _MEMORY), _mem("ST", mem.store, "global", "store", _MEMORY),
     _mem("LDS", mem.load, "shared", "load", _MEMORY), _mem("STS", mem.store, "shared", "store", _MEMORY),
     _mem("LDL", mem.load, "local", "load", _MEMORY), _mem("STL", mem.store, "local", "store", _MEMORY),
+    _mem("LDGSTS", mem.async_copy, "shared", "store", _MEMORY | {"BYPASS"}),
     _mem("ATOMS", mem.atomic, "shared", "atomic", _ATOMIC),
     _mem("ATOMG", mem.atomic, "global", "atomic", _ATOMIC),
     _mem("ATOM", mem.atomic, "global", "atomic", _ATOMIC),
@@ -152,8 +153,8 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("BMOV", warp.bmov, {"32", "CLEAR"}, region=True, turns=True),
     _t("YIELD", warp.yield_, yields=True), _t("NANOSLEEP", warp.yield_, {"SYNCS"}, yields=True),
     # no effect on results
-    *(_t(n, alu.nop, _MEMORY | {"SC", "ALL", "IVALL", "IVALLP", "WB"}) for n in (
-        "NOP", "MEMBAR", "ERRBAR", "CCTL", "DEPBAR", "FENCE", "CGAERRBAR")),
+    *(_t(n, alu.nop, _MEMORY | {"SC", "ALL", "IVALL", "IVALLP", "WB", "LE"}) for n in (
+        "NOP", "MEMBAR", "ERRBAR", "CCTL", "DEPBAR", "LDGDEPBAR", "FENCE", "CGAERRBAR")),
 ]}
 
 

@@ -163,3 +163,19 @@ def _float_add(x: Ctx, i, space, addr, vals):
 
 def _words64(x: Ctx, v):
     return [x.lo(v), x.hi(v)]
+
+
+def async_copy(space: str):
+    """LDGSTS[.E][.BYPASS][.64|.128] [Rs], [Ra.64]: copy global memory to shared memory. The
+    copy is done when the instruction issues: a kernel may read the data only after
+    LDGDEPBAR + DEPBAR.LE SB0, n (or a barrier after them) say it has arrived, so finishing
+    it early is one of the chip's possible timings."""
+    def sem(x: Ctx, i):
+        if len(i.ops) != 2:
+            raise unsupported(i, "an async copy with a source size (zero fill)")
+        nbytes, _ = width(i)
+        dst, src = i.ops
+        words = x.load("global", address(x, i, src, "global"), nbytes, False)
+        x.store(space, address(x, i, dst, space), nbytes, words)
+    sem.__name__ = f"async_copy_{space}"
+    return sem
