@@ -112,7 +112,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("ISETP", alu.isetp, _CMP), _t("UISETP", alu.isetp, _CMP),
     _t("SEL", alu.sel), _t("USEL", alu.sel), _t("PRMT", alu.prmt), _t("UPRMT", alu.prmt),
     _t("POPC", alu.popc), _t("UPOPC", alu.popc), _t("BREV", alu.brev), _t("UBREV", alu.brev),
-    _t("P2R", alu.p2r), _t("UP2R", alu.p2r), _t("R2P", alu.r2p), _t("UR2P", alu.r2p),
+    _t("FCHK", alu.fchk), _t("P2R", alu.p2r), _t("UP2R", alu.p2r), _t("R2P", alu.r2p), _t("UR2P", alu.r2p),
     _t("BMSK", alu.bmsk, {"W"}), _t("UBMSK", alu.bmsk, {"W"}),
     _t("FLO", alu.flo, {"U32", "S32", "SH"}), _t("UFLO", alu.flo, {"U32", "S32", "SH"}),
     # floats (see sem_float: FTZ, SAT, rounding, types)

@@ -408,6 +408,16 @@ def bmsk(x: Ctx, i):
     x.write(d, x.and_(low, x.not_(high)))
 
 
+def fchk(x: Ctx, i):
+    """FCHK Pd, Ra, Rb: whether the division Ra / Rb must leave nvcc's fast path (reciprocal
+    and two refinements) for the full one (a call to ``__internal_..._div_rn_..._slowpath``).
+    The chip's exact test (exponent ranges of Ra and Rb) is not documented; Pd = true here:
+    the full path gives the correctly rounded quotient for every input, and the fast path gives
+    the same quotient wherever the chip takes it, so the results are the chip's (only the
+    clock, see reads_clock, counts more instructions)."""
+    x.writep(i.ops[0], x.kb(True))
+
+
 SUBWORDS = {"U8": (8, False), "S8": (8, True), "U16": (16, False), "S16": (16, True)}
 
 
