@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import abi
+from . import abi, sem_alu
 from .emit_ctx import SpirvCtx
 from .emit_mem import MemoryEmitter
 from .emit_outcome import Outcome
@@ -106,6 +106,9 @@ class Emitter:
         self.bar_result = f.local(u32, "bar_result", c(0))
         self.steps = f.local(u32, "steps", c(0))
         self.executed = f.local(u32, "executed", c(0))
+        # the clock (SR_CLOCKLO): instructions this thread has run, as sem_alu.reads_clock says
+        self.clock = f.local(u32, "clock", c(0)) if sem_alu.reads_clock(self.program.insts) else None
+        self.clock_now = None
         self.budget = self.ctrl_load(c(abi.BUDGET))
 
     def k(self, v: int) -> int:
@@ -176,6 +179,8 @@ class Emitter:
         if name in SPECIAL:
             src, k = SPECIAL[name]
             return f.op("CompositeExtract", u32, self.tid3 if src == "tid3" else self.cta3, k)
+        if name in sem_alu.CLOCK_REGISTERS:
+            return self.clock_now if name == "SR_CLOCKLO" else self.k(0)
         lane, one = self.lane, self.k(1)
         bit = f.op("ShiftLeftLogical", u32, one, lane)
         masks = {"SR_LANEID": lambda: lane, "SR_EQMASK": lambda: bit,
@@ -235,9 +240,12 @@ class Emitter:
         out = Outcome(active, self.k(block.end_pc))
         self._count_executed(len(block.insts), active)
         points = self.program.order.points_in(block)
-        for inst in block.insts:
+        clock = self._advance_clock(block, active)
+        for k, inst in enumerate(block.insts):
             if inst.pc in points:
                 self.warp.order_point(inst)
+            if clock is not None:
+                self.clock_now = self.f.op("IAdd", self.m.u32(), clock, self.k(k))
             en = active
             if inst.guard is not None:
                 probe = SpirvCtx(self, inst, active, out)
@@ -246,6 +254,21 @@ class Emitter:
         self.flush()
         self._store_next_pc(SpirvCtx(self, block.insts[-1], active, out), block, free)
         return out
+
+    def _advance_clock(self, block: Block, active: int):
+        """The clock before the block's first instruction, which the block then adds its length
+        to for its ``active`` threads (a waiting instruction adds nothing: how often a thread
+        retries it depends on the schedule); None where the program reads no clock."""
+        if self.clock is None:
+            return None
+        f, u32 = self.f, self.m.u32()
+        before = f.load(u32, self.clock)
+        if not any(i.waits for i in block.insts):
+            step = self.k(len(block.insts))
+            if self.const_value.get(active) is not True:
+                step = f.op("Select", u32, active, step, self.k(0))
+            f.store(self.clock, f.op("IAdd", u32, before, step))
+        return before
 
     def _count_executed(self, n: int, active: int) -> None:
         f, u32 = self.f, self.m.u32()

@@ -295,6 +295,9 @@ class SpirvCtx:
     def load(self, space, addr, nbytes, signed): return self.e.memory.load(self, space, addr, nbytes, signed)
     def store(self, space, addr, nbytes, values): self.e.memory.store(self, space, addr, nbytes, values)
 
+    def atomic_update(self, space, addr, nbytes, update):
+        return self.e.memory.atomic_update(self, space, addr, nbytes, update)
+
     def atomic(self, space, op, addr, value, compare, signed):
         return self.e.memory.atomic(self, space, op, addr, value, compare, signed)
 
@@ -329,3 +332,14 @@ class SpirvCtx:
     def warpsync(self, mask): self.e.warp.warpsync(self, mask)
     def bar(self, kind, barrier, count, pred): self.e.warp.bar(self, kind, barrier, count, pred)
     def bar_result(self): return self.f.load(self.u32, self.e.bar_result)
+    def barrier_mask(self, barrier): return self.f.load(self.u32, self.e.barrier_reg(barrier))
+
+    def set_barrier_mask(self, barrier, mask):
+        """Bx = mask where enabled, and the thread is in Bx's region again: its bit in the
+        region's "left" word (turns bookkeeping, as BSSY clears it) is cleared."""
+        f, e, warp = self.f, self.e, self.e.warp
+        var = e.barrier_reg(barrier)
+        f.store(var, f.op("Select", self.u32, self.en, mask, f.load(self.u32, var)))
+        if "brk" in getattr(warp, "mine", {}):
+            with f.if_(self.en):
+                warp.atomic("AtomicAnd", None, self.add(warp.mine["brk"], self.k32(barrier)), self.not_(warp.bit))

@@ -156,14 +156,31 @@ class MemoryEmitter:
             if op == "cas":
                 old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), value, compare)
             elif op in ("inc", "dec"):
-                old = self._cas_loop(x, ptr, scope, op, value)
+                old = self._cas_loop(x, ptr, scope, lambda old: _wrapping(x, op, old, value))
             else:
                 old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(Sem.Relaxed), value)
             f.store(tmp, old)
         return f.load(u32, tmp)
 
-    def _cas_loop(self, x, ptr, scope, op, limit):
-        """CUDA's wrapping atomicInc/atomicDec as a compare-and-swap loop; the old value."""
+    def atomic_update(self, x, space, addr, nbytes, update):
+        """A word's read-modify-write as a compare-and-swap loop (the float adds); the old word.
+        Pairs (64-bit float adds, ATOMS.CAST.SPIN.64) would need 64-bit atomics on a heap and a
+        shared memory of 32-bit words: refused."""
+        if nbytes != 4:
+            raise UnsupportedInstruction(f"{x.inst.where}: a 64-bit atomic read-modify-write in "
+                                         f"'{x.inst.text}' (the shader's memory is 32-bit words; the "
+                                         "interpreter runs it)", x.inst.opcode)
+        f, u32 = self.f, self.m.u32()
+        ok, index, _, lo, hi = self._where(x, space, addr, 4)
+        cond = self._guarded(x, ok, lo, hi)
+        scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
+        tmp = f.local(u32)
+        with f.if_(cond):
+            f.store(tmp, self._cas_loop(x, self._ptr(space, index), scope, lambda old: update(x, [old])[0]))
+        return [f.load(u32, tmp)]
+
+    def _cas_loop(self, x, ptr, scope, new_of):
+        """``*ptr = new_of(*ptr)`` as a compare-and-swap loop; the old value."""
         f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
         seen = f.local(u32)
         done = f.local(bool_, None, m.const_bool(False))
@@ -177,11 +194,7 @@ class MemoryEmitter:
         f.op("BranchConditional", None, go, body, merge)
         f.label(body)
         old = f.load(u32, seen)
-        if op == "inc":
-            new = x.sel(x.cmp("ge", old, limit, False), x.k32(0), x.add(old, x.k32(1)))
-        else:
-            wrap = x.bor(x.cmp("eq", old, x.k32(0), False), x.cmp("gt", old, limit, False))
-            new = x.sel(wrap, limit, x.sub(old, x.k32(1)))
+        new = new_of(old)
         prev = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), new, old)
         f.store(done, f.op("IEqual", bool_, prev, old))
         f.store(seen, f.op("Select", u32, f.load(bool_, done), old, prev))
@@ -190,3 +203,11 @@ class MemoryEmitter:
         f.op("Branch", None, header)
         f.label(merge)
         return f.load(u32, seen)
+
+
+def _wrapping(x, op, old, limit):
+    """CUDA's wrapping atomicInc (0 past ``limit``) and atomicDec (``limit`` below 1 or past it)."""
+    if op == "inc":
+        return x.sel(x.cmp("ge", old, limit, False), x.k32(0), x.add(old, x.k32(1)))
+    wrap = x.bor(x.cmp("eq", old, x.k32(0), False), x.cmp("gt", old, limit, False))
+    return x.sel(wrap, limit, x.sub(old, x.k32(1)))

@@ -67,6 +67,7 @@ class Interpreter:
         self.program, self.launch, self.memory = program.for_block(launch.block), launch, memory
         self.cbank, self.shared_bytes, self.budget = cbank, shared_bytes, budget
         self.stats = RunStats()
+        self.inst_index = 0             # where the running instruction sits in its block (the clock)
 
     def run(self) -> RunStats:
         gx, gy, gz = self.launch.grid
@@ -110,12 +111,15 @@ class Interpreter:
         self.stats.steps += len(parts)
         for t in parts:
             t.new_pc = None
-        for inst in block.insts:
+        for k, inst in enumerate(block.insts):
             self.stats.instructions += len(parts)
             if inst.waits:
                 schedule.sync_step(self, cta, inst, parts)
                 return
+            self.inst_index = k
             self.execute(cta, inst, parts)
+        for t in parts:         # the clock (sem_alu.reads_clock): waiting instructions add nothing
+            t.clock += len(block.insts)
         for t in parts:
             if not t.exited:
                 t.pc = t.new_pc if t.new_pc is not None else block.end_pc

@@ -37,6 +37,7 @@ class Thread:
     bar_gen: int = 0
     bar_result: int = 0
     new_pc: int | None = None
+    clock: int = 0                      # instructions run before this block (sem_alu.reads_clock)
     local: bytearray | None = None      # local memory (LDL/STL), made on first use
 
     @property
@@ -204,7 +205,8 @@ class ThreadCtx:
                  "SR_CTAID.X": t.ctaid[0], "SR_CTAID.Y": t.ctaid[1], "SR_CTAID.Z": t.ctaid[2],
                  "SR_LANEID": lane, "SR_EQMASK": 1 << lane, "SR_LTMASK": (1 << lane) - 1,
                  "SR_LEMASK": (2 << lane) - 1, "SR_GTMASK": M32 & ~((2 << lane) - 1),
-                 "SR_GEMASK": M32 & ~((1 << lane) - 1)}
+                 "SR_GEMASK": M32 & ~((1 << lane) - 1),
+                 "SR_CLOCKLO": t.clock + self.m.inst_index, "SR_CLOCKHI": 0}
         if name not in table:
             raise UnsupportedInstruction(f"{self.inst.where}: special register {name} in '{self.inst.text}'",
                                          self.inst.opcode)
@@ -288,6 +290,14 @@ class ThreadCtx:
         struct.pack_into("<I", buf, off, new & M32)
         return old
 
+    def atomic_update(self, space, addr, nbytes, update):
+        if not self.en:
+            return [0] * (nbytes // 4)
+        buf, off = self._locate(space, addr, nbytes, "atomic")
+        old = list(struct.unpack_from(f"<{nbytes // 4}I", buf, off))
+        struct.pack_into(f"<{nbytes // 4}I", buf, off, *(w & M32 for w in update(self, old)))
+        return old
+
     # the warp
     def _collective(self, kind, *args, placeholder=0):
         if self.gather:
@@ -339,6 +349,15 @@ class ThreadCtx:
     def warpsync(self, mask): self.request = ("warpsync", mask)
     def bar(self, kind, barrier, count, pred): self.request = ("bar", kind, barrier, count, pred)
     def bar_result(self): return self.t.bar_result
+    def barrier_mask(self, barrier): return self.t.b[barrier]
+
+    def set_barrier_mask(self, barrier, mask):
+        """Bx = mask (BMOV.32 Bx, R restores a region's mask around a call): the thread is in
+        Bx's region again, so the region's BSYNC waits for it (see schedule._bsync_passes)."""
+        if self.en and not self.gather:
+            self.t.b[barrier] = mask & M32
+            key = (self.t.warp, barrier)
+            self.cta.brk[key] = self.cta.brk.get(key, 0) & ~(1 << self.t.lane)
 
 
 # the arithmetic is intops' and floatops' (the emitter folds constants with intops)

@@ -384,6 +384,10 @@ class LaneValuesCtx:
         self.record(space, self.inst.spec.access, as_lin(addr), 4, (op, bool(signed)))
         return TOP
 
+    def atomic_update(self, space, addr, nbytes, update):
+        self.record(space, self.inst.spec.access, as_lin(addr), nbytes, ("update", self.inst.pc))
+        return [TOP] * (nbytes // 4)
+
     # the warp and control: nothing a lane can count on
     def active(self): return TOP
     def ballot(self, p): return TOP
@@ -392,6 +396,7 @@ class LaneValuesCtx:
     def match_all(self, value): return TOP, TOP
     def redux(self, op, value, signed): return TOP
     def bar_result(self): return TOP
+    def barrier_mask(self, barrier): return TOP
 
     def jump(self, target, taken=None): pass
     def jump_unguarded(self, target, taken): pass
@@ -400,6 +405,7 @@ class LaneValuesCtx:
     def bssy(self, barrier): pass
     def bsync(self, barrier): pass
     def brk(self, barrier): pass
+    def set_barrier_mask(self, barrier, mask): pass
     def warpsync(self, mask): pass
     def bar(self, kind, barrier, count, pred): pass
 

@@ -81,7 +81,7 @@ _MEMORY = {"E", "U8", "S8", "U16", "S16", "64", "128", "STRONG", "GPU", "SYS", "
            "EF", "EL", "LU", "EU", "NA", "PRIVATE", "WEAK", "MMIO", "ZFILL", "LTC64B", "LTC128B", "LTC256B"}
 _FLOAT = {"FTZ", "SAT", "RN", "RZ", "RM", "RP"}
 _FCMP = set(flt.FSETP_TESTS) | {"AND", "OR", "XOR", "FTZ"}
-_ATOMIC = _MEMORY | set(mem.ATOMIC_NAMES) | {"S32", "U32"}
+_ATOMIC = _MEMORY | set(mem.ATOMIC_NAMES) | mem.FLOAT_ATOMICS | {"S32", "U32", "CAST", "SPIN", "POPC", "32", "FTZ", "RN"}
 
 
 def _t(name, sem, mods=(), **props) -> OpSpec:
@@ -113,6 +113,8 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("ISETP", alu.isetp, _CMP), _t("UISETP", alu.isetp, _CMP),
     _t("SEL", alu.sel), _t("USEL", alu.sel), _t("PRMT", alu.prmt), _t("UPRMT", alu.prmt),
     _t("POPC", alu.popc), _t("UPOPC", alu.popc), _t("BREV", alu.brev), _t("UBREV", alu.brev),
+    _t("FCHK", alu.fchk), _t("P2R", alu.p2r), _t("UP2R", alu.p2r), _t("R2P", alu.r2p), _t("UR2P", alu.r2p),
+    _t("BMSK", alu.bmsk, {"W"}), _t("UBMSK", alu.bmsk, {"W"}),
     _t("FLO", alu.flo, {"U32", "S32", "SH"}), _t("UFLO", alu.flo, {"U32", "S32", "SH"}),
     # floats (see sem_float: FTZ, SAT, rounding, types)
     _t("FADD", flt.fadd, _FLOAT), _t("FMUL", flt.fmul, _FLOAT), _t("FFMA", flt.ffma, _FLOAT),
@@ -131,6 +133,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _mem("LD", mem.load, "global", "load", _MEMORY), _mem("ST", mem.store, "global", "store", _MEMORY),
     _mem("LDS", mem.load, "shared", "load", _MEMORY), _mem("STS", mem.store, "shared", "store", _MEMORY),
     _mem("LDL", mem.load, "local", "load", _MEMORY), _mem("STL", mem.store, "local", "store", _MEMORY),
+    _mem("LDGSTS", mem.async_copy, "shared", "store", _MEMORY | {"BYPASS"}),
     _mem("ATOMS", mem.atomic, "shared", "atomic", _ATOMIC),
     _mem("ATOMG", mem.atomic, "global", "atomic", _ATOMIC),
     _mem("ATOM", mem.atomic, "global", "atomic", _ATOMIC),
@@ -153,10 +156,11 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("WARPSYNC", warp.warpsync, {"ALL", "EXCLUSIVE"}, waits="warpsync", turns=True),
     _t("BAR", warp.bar, {"SYNC", "DEFER_BLOCKING", "ARV", "RED", "POPC", "AND", "OR"}, waits="bar", turns=True),
     _t("B2R", warp.b2r, {"RESULT"}, turns=True),
+    _t("BMOV", warp.bmov, {"32", "CLEAR"}, region=True, turns=True),
     _t("YIELD", warp.yield_, yields=True), _t("NANOSLEEP", warp.yield_, {"SYNCS"}, yields=True),
     # no effect on results
-    *(_t(n, alu.nop, _MEMORY | {"SC", "ALL", "IVALL", "IVALLP", "WB"}) for n in (
-        "NOP", "MEMBAR", "ERRBAR", "CCTL", "DEPBAR", "FENCE", "CGAERRBAR")),
+    *(_t(n, alu.nop, _MEMORY | {"SC", "ALL", "IVALL", "IVALLP", "WB", "LE"}) for n in (
+        "NOP", "MEMBAR", "ERRBAR", "CCTL", "DEPBAR", "LDGDEPBAR", "FENCE", "CGAERRBAR")),
 ]}
 
 

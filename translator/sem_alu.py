@@ -311,14 +311,111 @@ def sgxt(x: Ctx, i):
     x.write(d, x.sel(x.cmp("eq", vn, x.k32(0), False), x.k32(0), r))
 
 
+CLOCK_REGISTERS = ("SR_CLOCKLO", "SR_CLOCKHI")
+
+
+def reads_clock(insts) -> bool:
+    """Whether a program reads the clock. ``clock()`` is defined here as a per-thread counter,
+    the same on both back ends: SR_CLOCKLO is the number of instructions the thread has run
+    before this one (a waiting instruction, BSYNC/WARPSYNC/BAR, counts 0: how often a thread
+    retries it depends on the schedule), modulo 2^32; SR_CLOCKHI is 0."""
+    return any(o.kind == "sreg" and o.name in CLOCK_REGISTERS for i in insts for o in i.ops)
+
+
 def cs2r(x: Ctx, i):
-    zero = regs.is_zero(i.ops[1])
-    if not zero or "32" in i.mods:
-        if zero:
-            x.write(i.ops[0], x.k32(0))
-            return
-        raise unsupported(i, f"special register {i.ops[1].text}")
-    x.write64(i.ops[0], x.k64(0))
+    """CS2R[.32] Rd, SRZ | SR_CLOCKLO: zero, or the clock (a pair, or its low word with .32)."""
+    src = i.ops[1]
+    if regs.is_zero(src):
+        value = x.k64(0)
+    elif src.kind == "sreg" and src.name == "SR_CLOCKLO":
+        value = x.join(x.read(src), x.read(replace(src, name="SR_CLOCKHI")))
+    else:
+        raise unsupported(i, f"special register {src.text}")
+    if "32" in i.mods:
+        x.write(i.ops[0], x.lo(value))
+    else:
+        x.write64(i.ops[0], value)
+
+
+# ---------------------------------------------------------------- predicates and bit masks
+NUM_PREDICATES = 7      # P0-P6 (PT is not stored)
+
+
+def _byte_select(i, o) -> tuple[object, int]:
+    """A register operand without its byte select (``R0.B1``) and the shift the select names."""
+    sel = [s for s in o.suffix if s in ("B0", "B1", "B2", "B3")]
+    if o.kind not in ("reg", "ureg") or len(sel) > 1:
+        raise unsupported(i, f"expected a register with an optional byte select, got {o.text}")
+    return replace(o, suffix=tuple(s for s in o.suffix if s not in sel)), 8 * int(sel[0][1]) if sel else 0
+
+
+def _predicate(o, k: int):
+    """Predicate register ``k`` of the file ``o`` (a register or uniform one) belongs to."""
+    kind = "upred" if o.kind == "ureg" else "pred"
+    name = ("UP" if kind == "upred" else "P") + str(k)
+    return replace(o, kind=kind, value=k, name=name, text=name, suffix=(), inv=False, neg=False, abs=False)
+
+
+def _pred_mask(i, o) -> int:
+    if o.kind != "imm":
+        raise unsupported(i, f"a predicate mask in a register ({o.text})")
+    return o.value & ((1 << NUM_PREDICATES) - 1)
+
+
+def p2r(x: Ctx, i):
+    """P2R Rd, PR, Ra[.Bk], mask: Ra with the bits of ``mask << 8k`` replaced by P0-P6 (bit j
+    of the mask takes Pj), as a spill of the predicates into one byte of a register."""
+    d, pr, src, mask_op = i.ops[:4]
+    base, shift = _byte_select(i, src)
+    mask = _pred_mask(i, mask_op)
+    bits = x.k32(0)
+    for k in range(NUM_PREDICATES):
+        if mask >> k & 1:
+            bits = x.or_(bits, x.shl(x.b2v(x.readp(_predicate(d, k))), x.k32(k)))
+    kept = x.and_(x.read(base), x.k32(~(mask << shift)))
+    x.write(d, x.or_(kept, x.shl(bits, x.k32(shift))))
+
+
+def r2p(x: Ctx, i):
+    """R2P PR, Ra[.Bk], mask: Pj = bit 8k+j of Ra for every bit j of the mask; others kept."""
+    pr, src, mask_op = i.ops[:3]
+    base, shift = _byte_select(i, src)
+    mask = _pred_mask(i, mask_op)
+    value = x.read(base)
+    for k in range(NUM_PREDICATES):
+        if mask >> k & 1:
+            bit = x.and_(x.shr(value, x.k32(shift + k)), x.k32(1))
+            x.writep(_predicate(src, k), x.cmp("ne", bit, x.k32(0), False))
+
+
+def bmsk(x: Ctx, i):
+    """BMSK[.W] Rd, Ra, Rb: ``Rb`` ones from bit ``Ra`` up, as PTX's bmsk.clamp (.W: bmsk.wrap):
+    position and width count modulo 32; without .W a position >= 32 gives 0 and a width >= 32
+    every bit from the position up."""
+    d, a_op, b_op = i.ops[:3]
+    a, b = x.read(a_op), x.read(b_op)
+    ones, k31 = x.k32(0xFFFFFFFF), x.k32(31)
+    a1, b1 = x.and_(a, k31), x.and_(b, k31)
+    low = x.shl(ones, a1)                               # bits from the position up
+    high = x.shl(ones, x.add(a1, b1))                   # bits from position + width up (0 past 31)
+    none = x.cmp("eq", b1, x.k32(0), False)
+    if "W" not in i.mods:
+        low = x.sel(x.cmp("gt", a, k31, False), x.k32(0), low)
+        wide = x.cmp("gt", b, k31, False)
+        none = x.band(none, x.bnot(wide))
+        high = x.sel(wide, x.k32(0), high)
+    high = x.sel(x.band(none, x.cmp("lt", x.add(a1, b1), x.k32(32), False)), ones, high)
+    x.write(d, x.and_(low, x.not_(high)))
+
+
+def fchk(x: Ctx, i):
+    """FCHK Pd, Ra, Rb: whether the division Ra / Rb must leave nvcc's fast path (reciprocal
+    and two refinements) for the full one (a call to ``__internal_..._div_rn_..._slowpath``).
+    The chip's exact test (exponent ranges of Ra and Rb) is not documented; Pd = true here:
+    the full path gives the correctly rounded quotient for every input, and the fast path gives
+    the same quotient wherever the chip takes it, so the results are the chip's (only the
+    clock, see reads_clock, counts more instructions)."""
+    x.writep(i.ops[0], x.kb(True))
 
 
 SUBWORDS = {"U8": (8, False), "S8": (8, True), "U16": (16, False), "S16": (16, True)}

@@ -6,6 +6,7 @@ from dataclasses import replace
 from . import regs
 from .ctx import Ctx
 from .sem_alu import PRED_KINDS, unsupported
+from .sem_float import flush
 
 WIDTHS = {"U8": (1, False), "S8": (1, True), "U16": (2, False), "S16": (2, True),
           "64": (8, False), "128": (16, False)}
@@ -77,31 +78,104 @@ def store(space: str):
 
 def _atomic_op(i) -> str:
     names = [ATOMIC_NAMES[m] for m in i.mods if m in ATOMIC_NAMES]
-    if "POPC" in i.mods and "INC" in i.mods:
-        raise unsupported(i, "POPC.INC")
     if len(names) != 1:
         raise unsupported(i, "no single atomic operation")
     return names[0]
 
 
 def atomic(space: str, returns: bool):
-    """ATOMS/ATOMG/ATOM (returning the old value) and RED (not returning)."""
+    """ATOMS/ATOMG/ATOM (returning the old value) and RED (not returning); the float adds,
+    ATOMS.CAST.SPIN and ATOMS.POPC.INC are below."""
     def sem(x: Ctx, i):
         ops = [o for o in i.ops if o.kind not in PRED_KINDS]
-        op = _atomic_op(i)
-        if "64" in i.mods or "U64" in i.mods or "F32" in i.mods or "F16x2" in i.mods:
-            raise unsupported(i, "only 32-bit integer atomics")
-        signed = "S32" in i.mods
         if returns:
             d, addr_op, *vals = ops
         else:
             d, (addr_op, *vals) = None, ops
         addr = address(x, i, addr_op, space)
-        if op == "cas":
-            old = x.atomic(space, op, addr, x.read(vals[1]), x.read(vals[0]), signed)
+        if i.mods & FLOAT_ATOMICS:
+            old = _float_add(x, i, space, addr, vals)
+        elif {"CAST", "SPIN"} <= i.mods:
+            old = _compare_and_store(x, i, space, addr, vals)
+        elif {"POPC", "INC"} <= i.mods:
+            old = _popc_inc(x, i, space, addr, d)
         else:
-            old = x.atomic(space, op, addr, x.read(vals[0]), None, signed)
+            old = _integer(x, i, space, addr, vals)
         if d is not None:
-            x.write(d, old)
+            wide = "F64" in i.mods or {"CAST", "64"} <= i.mods
+            (x.write64 if wide else x.write)(d, old)
     sem.__name__ = f"atomic_{space}"
+    return sem
+
+
+FLOAT_ATOMICS = frozenset({"F32", "F64", "F16x2"})
+
+
+def _integer(x: Ctx, i, space, addr, vals):
+    op = _atomic_op(i)
+    if "64" in i.mods or "U64" in i.mods:
+        raise unsupported(i, "64-bit integer atomics")
+    signed = "S32" in i.mods
+    if op == "cas":
+        return x.atomic(space, op, addr, x.read(vals[1]), x.read(vals[0]), signed)
+    return x.atomic(space, op, addr, x.read(vals[0]), None, signed)
+
+
+def _compare_and_store(x: Ctx, i, space, addr, vals):
+    """ATOMS.CAST.SPIN[.64] Rd, [a], Rcmp, Rnew: store Rnew where the memory holds Rcmp; Rd = 1
+    if it did, else 0 (the .64 form compares and stores pairs and writes the pair (1|0, 0)).
+    ptxas builds shared-memory float atomics and atomicCAS loops from it."""
+    cmp_op, new_op = vals[:2]
+    if "64" not in i.mods:
+        compare = x.read(cmp_op)
+        old = x.atomic(space, "cas", addr, x.read(new_op), compare, False)
+        return x.b2v(x.cmp("eq", old, compare, False))
+    compare, new = _read_words(x, cmp_op, 2), _read_words(x, new_op, 2)
+    old = x.atomic_update(space, addr, 8, lambda y, w: [
+        y.sel(y.band(y.cmp("eq", w[0], compare[0], False), y.cmp("eq", w[1], compare[1], False)), n, o)
+        for n, o in zip(new, w)])
+    same = x.band(x.cmp("eq", old[0], compare[0], False), x.cmp("eq", old[1], compare[1], False))
+    return x.zext(x.b2v(same))
+
+
+def _popc_inc(x: Ctx, i, space, addr, d):
+    """ATOMS.POPC.INC.32 RZ, [a]: the word grows by the number of lanes executing it (ptxas's
+    warp-aggregated ``atomicAdd(p, 1)`` whose result is unused): one each."""
+    if d is None or not regs.is_zero(d):
+        raise unsupported(i, "POPC.INC returning a value (each lane's rank among the active lanes)")
+    return x.atomic(space, "add", addr, x.k32(1), None, False)
+
+
+def _float_add(x: Ctx, i, space, addr, vals):
+    """RED/ATOM/ATOMG/ATOMS .ADD.F32.FTZ.RN and .ADD.F64.RN: a float add of the memory word
+    (pair), rounded to nearest; .F32 flushes denormal inputs and results to zero (as PTX's
+    atom.add.f32 does). The result depends on the order of the adds where they round, on the
+    chip too; both back ends agree where it does not."""
+    if _atomic_op(i) != "add" or "F16x2" in i.mods:
+        raise unsupported(i, "float atomics other than ADD.F32 and ADD.F64")
+    if "F64" in i.mods:
+        value = x.read64(vals[0])
+        old = x.atomic_update(space, addr, 8, lambda y, w: _words64(y, y.fadd(y.join(*w), value, "f64", "rn")))
+        return x.join(*old)
+    value = flush(x, x.read(vals[0]))
+    return x.atomic_update(space, addr, 4, lambda y, w: [flush(y, y.fadd(flush(y, w[0]), value, "f32", "rn"))])[0]
+
+
+def _words64(x: Ctx, v):
+    return [x.lo(v), x.hi(v)]
+
+
+def async_copy(space: str):
+    """LDGSTS[.E][.BYPASS][.64|.128] [Rs], [Ra.64]: copy global memory to shared memory. The
+    copy is done when the instruction issues: a kernel may read the data only after
+    LDGDEPBAR + DEPBAR.LE SB0, n (or a barrier after them) say it has arrived, so finishing
+    it early is one of the chip's possible timings."""
+    def sem(x: Ctx, i):
+        if len(i.ops) != 2:
+            raise unsupported(i, "an async copy with a source size (zero fill)")
+        nbytes, _ = width(i)
+        dst, src = i.ops
+        words = x.load("global", address(x, i, src, "global"), nbytes, False)
+        x.store(space, address(x, i, dst, space), nbytes, words)
+    sem.__name__ = f"async_copy_{space}"
     return sem

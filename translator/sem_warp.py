@@ -157,6 +157,20 @@ def bar(x: Ctx, i):
     x.bar(kind, barrier, count, x.readp(preds[0]) if preds else None)
 
 
+def bmov(x: Ctx, i):
+    """BMOV.32[.CLEAR] Rd, Bx (read a convergence barrier's mask; .CLEAR empties it) and
+    BMOV.32 Bx, Ra (set it): how ptxas saves and restores Bx around a call."""
+    d, s = i.ops[:2]
+    if d.kind == "barrier" and s.kind != "barrier":
+        x.set_barrier_mask(d.value, x.read(s))
+    elif s.kind == "barrier" and d.kind != "barrier":
+        x.write(d, x.barrier_mask(s.value))
+        if "CLEAR" in i.mods:
+            x.set_barrier_mask(s.value, x.k32(0))
+    else:
+        raise unsupported(i, "expected a barrier register on one side")
+
+
 def b2r(x: Ctx, i):
     if "RESULT" not in i.mods:
         raise unsupported(i, "B2R other than .RESULT")
