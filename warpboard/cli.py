@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness import bench, newcase, truth
+from harness import bench, corpus, newcase, truth
 from harness.cases import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_SHARED_BYTES, MAX_STEP_BUDGET
 from harness.files import OutputError, output_problem, write_atomic
 from reports import cli as reports_cli
@@ -237,6 +237,8 @@ COMMANDS = (
             newcase.DESCRIPTION),
     Command("record-truth", "record expected values on an NVIDIA GPU", truth.add_arguments, truth.run,
             truth.DESCRIPTION),
+    Command("corpus", "compile CUDA code bases and classify every kernel", corpus.add_arguments,
+            corpus.run, corpus.DESCRIPTION),
 )
 
 
