@@ -1,11 +1,12 @@
 """``warpboard corpus``: compile CUDA code bases for sm_86 and sort every kernel by what the
 translator makes of it.
 
-    warpboard corpus MANIFEST.toml... [--src DIR] [--out reports/runs/corpus-sm_86]
-        [--jobs N] [--cache DIR] [--discover]
+    warpboard corpus MANIFEST.toml... [--out reports/runs/corpus-sm_86] [--jobs N]
+        [--cache DIR] [--discover]
 
-A manifest names code bases, each a source tree with its include directories, nvcc flags and
-the ``.cu`` files to compile (``files``); files left out say why (``skipped``). Every file is
+A manifest names code bases, each a source tree (``root``, beside the manifest unless absolute;
+``$VARIABLES`` are expanded) with its include directories, nvcc flags and the ``.cu`` files to
+compile (``files``); files left out say why (``skipped``). Every file is
 compiled with ``nvcc -cubin -arch=sm_86 -O3`` and disassembled with nvdisasm; every kernel of
 the listing is then classified (:data:`STATUSES`): it translates to SPIR-V that ``spirv-val``
 accepts, the translator calls it UNSUPPORTED (with the opcode), its module is invalid, or the
@@ -65,9 +66,8 @@ class CodeBase:
 
 # ---------------------------------------------------------------- the manifest
 
-def load_manifest(path: Path, src: Path | None = None) -> list[CodeBase]:
-    """The code bases of a manifest; a relative ``root`` is under ``src`` when given, else
-    beside the manifest."""
+def load_manifest(path: Path) -> list[CodeBase]:
+    """The code bases of a manifest; a relative ``root`` is beside the manifest."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
@@ -78,10 +78,11 @@ def load_manifest(path: Path, src: Path | None = None) -> list[CodeBase]:
         if unknown or "name" not in entry or "root" not in entry:
             raise CorpusError(f"{path}: codebase #{i + 1}: needs name and root"
                               + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
-        root = Path(entry["root"])
-        if not root.is_absolute():
-            root = (src if src is not None else path.parent) / root
-        root = root.resolve()           # the compiler runs in each file's own directory
+        expanded = os.path.expandvars(entry["root"])
+        if "$" in expanded:
+            raise CorpusError(f"{path}: codebase {entry['name']}: root {entry['root']!r} names an "
+                              "unset environment variable")
+        root = (path.parent / expanded).resolve()   # nvcc runs in each file's own directory
         bases.append(CodeBase(entry["name"], root, entry.get("source", ""),
                               list(entry.get("include", [])), list(entry.get("flags", [])),
                               list(entry.get("files", [])), dict(entry.get("skipped", {})), path))
@@ -325,7 +326,6 @@ DESCRIPTION = ("Compile the CUDA code bases a manifest names for sm_86 and class
 def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``warpboard corpus`` options to a parser."""
     p.add_argument("manifest", nargs="+", help="manifest TOML files ([[codebase]] entries)")
-    p.add_argument("--src", help="the directory relative roots are under (default: beside the manifest)")
     p.add_argument("--out", default="reports/runs/corpus-sm_86",
                    help="the table, without suffix: OUT.md and OUT.json (default %(default)s)")
     p.add_argument("--jobs", type=int, default=max(1, min(4, os.cpu_count() or 1)),
@@ -361,7 +361,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     paths = [Path(m) for m in args.manifest]
     try:
-        bases = [b for m in paths for b in load_manifest(m, Path(args.src) if args.src else None)]
+        bases = [b for m in paths for b in load_manifest(m)]
         nvcc = find_nvcc()
         find_nvdisasm()
         entries = run_corpus(bases, max(1, args.jobs), Path(args.cache) if args.cache else None,
@@ -374,8 +374,7 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize(entries, bases)
     meta = {"arch": ARCH, "nvcc": nvcc_version(nvcc), "flags": list(NVCC_FLAGS), "block": list(BLOCK),
             "shared_bytes": SHARED_BYTES, "files": len(entries),
-            "command": "warpboard corpus " + " ".join(args.manifest)
-                       + (f" --src {args.src}" if args.src else "") + f" --out {args.out}"}
+            "command": f"warpboard corpus {' '.join(args.manifest)} --out {args.out}"}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_atomic(args.out + ".json", json.dumps({"meta": meta, "summary": summary, "files": entries},
                                                 indent=1).encode("utf-8"))

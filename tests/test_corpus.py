@@ -136,3 +136,14 @@ def test_corpus_command_compiles_classifies_and_discovers(tmp_path, capsys):
     assert warpboard(["corpus", *argv]) == 0        # from the manifest now, listings from the cache
     assert json.loads(out.with_suffix(".json").read_text())["summary"]["total"]["files"] == 1
     assert "| mine | 1 | 1 | 2 | 2 (100.0 %) |" in out.with_suffix(".md").read_text()
+
+
+def test_manifest_roots_expand_variables_and_name_unset_ones(tmp_path, monkeypatch):
+    path = tmp_path / "m.toml"
+    path.write_text('[[codebase]]\nname = "x"\nroot = "$CORPUS_TEST_SRC/x"\n')
+    monkeypatch.setenv("CORPUS_TEST_SRC", str(tmp_path / "src"))
+    assert corpus.load_manifest(path)[0].root == (tmp_path / "src" / "x").resolve()
+    monkeypatch.delenv("CORPUS_TEST_SRC")
+    with pytest.raises(corpus.CorpusError, match=r"m.toml: codebase x: root '\$CORPUS_TEST_SRC/x' "
+                                                 "names an unset environment variable"):
+        corpus.load_manifest(path)
