@@ -191,10 +191,11 @@ def classify_kernel(text: str, kernel: str, where: str) -> dict:
     from translator.ir import load_program
     from translator.sass import parse_listing
     row = {"kernel": kernel, "status": "error", "opcode": None, "message": None, "insts": None,
-           "blockers": []}
+           "blockers": [], "digest": None}
     try:
         section = parse_listing(text, where)[kernel]
         row["insts"] = len(section.instructions)
+        row["digest"] = hashlib.sha256("\n".join(r.text for r in section.instructions).encode()).hexdigest()[:16]
         row["blockers"] = decode_blockers(section)
         shader = translate(load_program(text, kernel, where), BLOCK, SHARED_BYTES)
         complaint = spirv_val(shader.spirv)
@@ -229,10 +230,11 @@ def classify_file(base: CodeBase, rel: str, cache: Path | None) -> dict:
     for kernel in listing_kernels(text):
         signal.alarm(KERNEL_TIMEOUT_S)
         try:
-            entry["kernels"].append(classify_kernel(text, kernel, f"{base.name}/{rel}"))
+            entry["kernels"].append(classify_kernel(text, kernel, f"{base.name}/{rel}.{ARCH}.sass"))
         except _Timeout:
             entry["kernels"].append({"kernel": kernel, "status": "error", "opcode": None, "insts": None,
-                                     "message": f"timed out after {KERNEL_TIMEOUT_S} s", "blockers": []})
+                                     "message": f"timed out after {KERNEL_TIMEOUT_S} s", "blockers": [],
+                                     "digest": None})
         finally:
             signal.alarm(0)
     return entry
@@ -260,17 +262,33 @@ def run_corpus(bases: list[CodeBase], jobs: int, cache: Path | None, discover: b
 
 # ---------------------------------------------------------------- the table
 
+def unique_kernels(entries: list[dict], codebase: str) -> list[tuple[dict, dict]]:
+    """(file entry, kernel row) of a code base, each kernel once: a kernel that several files
+    compile to the same instructions (a shared header) counts where it is first met."""
+    seen, rows = set(), []
+    for e in entries:
+        if e["codebase"] != codebase:
+            continue
+        for k in e["kernels"]:
+            key = (k["kernel"], k["digest"] or id(k))
+            if key not in seen:
+                seen.add(key)
+                rows.append((e, k))
+    return rows
+
+
 def summarize(entries: list[dict], bases: list[CodeBase]) -> dict:
-    """Totals per code base and over all, and the opcodes blocking the most kernels."""
+    """Totals per code base and over all (each kernel once), and the opcodes blocking the most
+    kernels."""
     per = {}
     blockers, first = Counter(), Counter()
     for b in bases:
-        rows = [k for e in entries if e["codebase"] == b.name for k in e["kernels"]]
+        mine = [e for e in entries if e["codebase"] == b.name]
+        rows = [k for _, k in unique_kernels(entries, b.name)]
         counts = Counter(k["status"] for k in rows)
-        per[b.name] = {"source": b.source, "files": sum(e["codebase"] == b.name for e in entries),
-                       "compile_errors": sum(e["codebase"] == b.name and bool(e["compile_error"])
-                                             for e in entries),
-                       "skipped": len(b.skipped), "kernels": len(rows),
+        per[b.name] = {"source": b.source, "files": len(mine),
+                       "compile_errors": sum(bool(e["compile_error"]) for e in mine),
+                       "skipped": len(set(b.skipped) - {e["file"] for e in mine}), "kernels": len(rows),
                        **{s: counts.get(s, 0) for s in STATUSES}}
         for k in rows:
             blockers.update(k["blockers"])
@@ -308,8 +326,8 @@ def render_markdown(summary: dict, entries: list[dict], meta: dict) -> str:
         out.append(f"| `{op}` | {n} | {first.get(op, 0)} |")
     out += ["", "## Kernels that do not translate", "", "| code base | file | kernel | status | why |",
             "| --- | --- | --- | --- | --- |"]
-    for e in entries:
-        for k in e["kernels"]:
+    for name in summary["codebases"]:
+        for e, k in unique_kernels(entries, name):
             if k["status"] != "translates":
                 why = (k["message"] or "").split("\n")[0].replace("|", "\\|")
                 out.append(f"| {e['codebase']} | {e['file']} | `{k['kernel'][:60]}` | {k['status']} | {why[:160]} |")

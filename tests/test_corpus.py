@@ -74,7 +74,7 @@ def test_classify_kernel_reports_the_first_blocker_and_all_of_them():
     assert row["opcode"] == "FROB"
     assert row["message"].startswith("t.sass:")
     assert row["blockers"] == ["ATOMS.POPC", "FROB"]
-    assert row["insts"] == 5
+    assert row["insts"] == 5 and len(row["digest"]) == 16
 
 
 def test_manifest_round_trips_and_rejects_unknown_keys(tmp_path):
@@ -94,25 +94,29 @@ def test_manifest_round_trips_and_rejects_unknown_keys(tmp_path):
 def test_summary_counts_statuses_per_code_base_and_blockers_over_all():
     bases = [corpus.CodeBase("one", Path(".")), corpus.CodeBase("two", Path("."))]
     rows = lambda *specs: [{"kernel": f"k{i}", "status": s, "opcode": op, "message": "m",  # noqa: E731
-                            "insts": 4, "blockers": b} for i, (s, op, b) in enumerate(specs)]
+                            "insts": 4, "blockers": b, "digest": f"d{i}"}
+                           for i, (s, op, b) in enumerate(specs)]
     entries = [
         {"codebase": "one", "file": "a.cu", "compile_error": None,
          "kernels": rows(("translates", None, []), ("unsupported", "FADD", ["FADD", "FSEL"]))},
         {"codebase": "one", "file": "b.cu", "compile_error": "b.cu: error", "kernels": []},
+        {"codebase": "one", "file": "d.cu", "compile_error": None,        # a.cu's kernels again
+         "kernels": rows(("translates", None, []), ("unsupported", "FADD", ["FADD", "FSEL"]))},
         {"codebase": "two", "file": "c.cu", "compile_error": None,
          "kernels": rows(("unsupported", "FADD", ["FADD"]), ("invalid", None, []), ("error", None, []))},
     ]
     s = corpus.summarize(entries, bases)
-    assert s["codebases"]["one"] == {"source": "", "files": 2, "compile_errors": 1, "skipped": 0,
+    assert s["codebases"]["one"] == {"source": "", "files": 3, "compile_errors": 1, "skipped": 0,
                                     "kernels": 2, "translates": 1, "unsupported": 1,
                                     "invalid": 0, "error": 0}
     assert s["total"]["kernels"] == 5 and s["total"]["translates"] == 1 and s["total"]["error"] == 1
     assert s["blockers"] == [("FADD", 2), ("FSEL", 1)]
     assert s["first_blockers"] == [("FADD", 2)]
-    md = corpus.render_markdown(s, entries, {"files": 3, "nvcc": "13.0", "command": "warpboard corpus m"})
-    assert "| **total** | 3 | 1 | 5 | 1 (20.0 %) | 2 | 1 | 1 |" in md
+    md = corpus.render_markdown(s, entries, {"files": 4, "nvcc": "13.0", "command": "warpboard corpus m"})
+    assert "| **total** | 4 | 1 | 5 | 1 (20.0 %) | 2 | 1 | 1 |" in md
     assert "| `FADD` | 2 | 2 |" in md
     assert "| two | c.cu | `k1` | invalid | m |" in md
+    assert "d.cu" not in md
 
 
 @needs_tools
