@@ -142,8 +142,7 @@ def first_error(text: str) -> str:
     """The first line of compiler output that says 'error' (else the first line), shortened."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     line = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "failed")
-    if ": error" in line:           # drop the long path in front of the message
-        line = Path(line.split(":", 1)[0]).name + ":" + line.split(":", 1)[1]
+    line = re.sub(r"(?<![\w.])/(?:[^\s/:\"]+/)+", "", line)     # file names without their directories
     return line[:200]
 
 
@@ -209,8 +208,9 @@ def classify_kernel(text: str, kernel: str, where: str) -> dict:
     return row
 
 
-class _Timeout(Exception):
-    pass
+class _Timeout(BaseException):
+    """A kernel's classification ran past KERNEL_TIMEOUT_S (not an Exception, so that
+    classify_kernel's catch-all lets it through)."""
 
 
 def _alarm(signum, frame):
