@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness import bench, newcase, truth
+from harness import bench, corpus, newcase, truth
 from harness.fuzz import cli as fuzz_cli
 from harness.cases import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_SHARED_BYTES, MAX_STEP_BUDGET
 from harness.files import OutputError, output_problem, write_atomic
@@ -240,6 +240,8 @@ COMMANDS = (
             truth.DESCRIPTION),
     Command("fuzz", "random divergent kernels: build, run, per-device agreement", fuzz_cli.add_arguments,
             fuzz_cli.run, fuzz_cli.DESCRIPTION),
+    Command("corpus", "compile CUDA code bases and classify every kernel", corpus.add_arguments,
+            corpus.run, corpus.DESCRIPTION),
 )
 
 
