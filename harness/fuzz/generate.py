@@ -185,9 +185,9 @@ class Generator:
         return exits, mask
 
     def deletable(self, kind: str, write) -> list[Exit]:
-        """``write()`` one statement as a site that an edit deletes: its lines are dropped and
-        its exits take no lanes (the masks after it stay exact)."""
-        start = len(self.lines)
+        """``write()`` one statement as a site that an edit deletes: its lines and features
+        are dropped and its exits take no lanes (the masks after it stay exact)."""
+        start, features = len(self.lines), set(self.features)
         delete = self.site(f"statement:{kind}", False, {"delete": True})
         self.open.append(len(self.sites) - 1)
         taken = write()
@@ -195,6 +195,7 @@ class Generator:
         if not delete:
             return taken
         del self.lines[start:]
+        self.features = features
         return [e.neutral() for e in taken]
 
     def choose(self, ctx: Ctx, mask: Mask) -> str:

@@ -186,13 +186,23 @@ class Search:
         self.current = self.program(self.edits)
 
 
+def merges(groups: list[list[tuple[int, int]]]) -> list[list[tuple[int, int]]]:
+    """Groups that passed alone, merged for the next round: all of them, the first half, the
+    first quarter, ... (the first of these that passes is kept)."""
+    out, n = [], len(groups)
+    while n > 0:
+        out.append([m for g in groups[:n] for m in g])
+        n //= 2
+    return out
+
+
 def reduce_program(seed: int, knobs: Knobs, check: Callable[[list[Program]], list[bool]],
                    log=lambda text: None, max_tests: int = 2000) -> Reduction:
     """The smallest program (edits of the one of ``seed``) ``check`` still accepts, found
     by greedy delta debugging: groups of edits of size ``size`` tried in one call to
-    ``check``; a group that passes is kept (and the other passing groups are tried merged
-    in the next round); no group passes: halve ``size``; single edits none of which passes:
-    done."""
+    ``check``; the first group that passes is kept (and the other passing groups are tried
+    merged in the next round, see :func:`merges`); no group passes: halve ``size``; single
+    edits none of which passes: done."""
     start = time.monotonic()
     search = Search(seed, knobs, check, log)
     size, carry, rounds = None, [], 0
@@ -201,7 +211,8 @@ def reduce_program(seed: int, knobs: Knobs, check: Callable[[list[Program]], lis
         if not todo:
             break
         size = max(1, -(-len(todo) // 8)) if size is None else min(size, len(todo))
-        groups = ([carry] if carry else []) + [todo[i:i + size] for i in range(0, len(todo), size)]
+        merged = merges(carry)
+        groups = merged + [todo[i:i + size] for i in range(0, len(todo), size)]
         rounds += 1
         passed = [g for g, ok in zip(groups, search.try_groups(groups)) if ok]
         log(f"round {rounds}: {len(todo)} edits left to try, groups of {size}: {len(passed)} of "
@@ -209,7 +220,7 @@ def reduce_program(seed: int, knobs: Knobs, check: Callable[[list[Program]], lis
         if passed:
             search.accept(passed[0])
             live = set(moves(search.sites, search.edits, singles=True))
-            carry = [m for g in passed[1:] for m in g if m in live]
+            carry = [kept for g in passed[1:] if g not in merged and (kept := [m for m in g if m in live])]
         elif size == 1:
             break
         else:
