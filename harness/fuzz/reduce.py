@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -71,8 +71,8 @@ class Checker:
     """Says which programs still fail the same way: builds them in batches of ``batch``
     (nvcc and the CPU model), then asks ``judge`` about the ones the model accepts."""
 
-    def __init__(self, work: Path, judge: Judge, batch: int = 20, jobs: int = 0, log=lambda text: None):
-        self.work, self.judge, self.batch, self.jobs, self.log = Path(work), judge, batch, jobs, log
+    def __init__(self, work: Path, judge: Judge, batch: int = 20, jobs: int = 0):
+        self.work, self.judge, self.batch, self.jobs = Path(work), judge, batch, jobs
         self.batches = 0
         self.rejected = 0             # candidates the CPU model refused (left the rules)
 
@@ -99,11 +99,8 @@ def device_judge(device: str, wanted: tuple[str, ...], options, jobs: int = 0) -
     from . import campaign
 
     def judge(built: list[Built], root: Path) -> list[bool]:
-        columns = campaign.columns_for(None if device == campaign.INTERP else [device], device == campaign.INTERP)
-        if not columns:
-            raise ValueError(f"no device matches {device!r} (see warpboard devices)")
         cases = [load_case(b.case_path, root) for b in built]
-        results = {r.case: r for r in campaign.run(cases, columns[:1], root, options, jobs)}
+        results = {r.case: r for r in campaign.run(cases, columns(device), root, options, jobs)}
         return [signature(results[c.id]) == wanted for c in cases]
     return judge
 
@@ -122,20 +119,22 @@ class Reduction:
     tests: int = 0                # candidates built and judged
     rounds: int = 0
     seconds: float = 0.0
-    history: list[str] = field(default_factory=list)
 
     def statements(self, edits: Edits | None = None) -> int:
         """Statements left with ``edits`` (default: this reduction's; ``{}``: the original)."""
-        edits = self.edits if edits is None else edits
-        deleted = {s.id for s in self.sites if s.kind.startswith("statement") and edits.get(s.id) == 0}
+        deleted = deleted_statements(self.sites, self.edits if edits is None else edits)
         return sum(1 for s in self.sites if s.kind.startswith("statement") and s.id not in deleted
                    and not deleted.intersection(s.within))
+
+
+def deleted_statements(sites: list[Site], edits: Edits) -> set[int]:
+    return {s.id for s in sites if s.kind.startswith("statement") and edits.get(s.id) == 0}
 
 
 def moves(sites: list[Site], edits: Edits, singles: bool) -> list[tuple[int, int]]:
     """The edits still worth trying on top of ``edits``: sites not yet edited, not inside a
     deleted statement; every alternative when ``singles``, else the first of each site."""
-    deleted = {s.id for s in sites if s.kind.startswith("statement") and edits.get(s.id) == 0}
+    deleted = deleted_statements(sites, edits)
     out = []
     for s in sites:
         if s.id in edits or not s.labels or deleted.intersection(s.within):
@@ -148,8 +147,8 @@ def moves(sites: list[Site], edits: Edits, singles: bool) -> list[tuple[int, int
 class Search:
     """The state of one reduction: the current edits and text, and a verdict cache by text."""
 
-    def __init__(self, seed: int, knobs: Knobs, check: Callable[[list[Program]], list[bool]], log):
-        self.seed, self.knobs, self.check, self.log = seed, knobs, check, log
+    def __init__(self, seed: int, knobs: Knobs, check: Callable[[list[Program]], list[bool]]):
+        self.seed, self.knobs, self.check = seed, knobs, check
         self.original, self.sites = generate_edited(seed, knobs)
         self.edits: Edits = {}
         self.current = self.original
@@ -204,7 +203,7 @@ def reduce_program(seed: int, knobs: Knobs, check: Callable[[list[Program]], lis
     merged in the next round, see :func:`merges`); no group passes: halve ``size``; single
     edits none of which passes: done."""
     start = time.monotonic()
-    search = Search(seed, knobs, check, log)
+    search = Search(seed, knobs, check)
     size, carry, rounds = None, [], 0
     while search.tests < max_tests:
         todo = moves(search.sites, search.edits, singles=size == 1)
@@ -355,7 +354,7 @@ def _reduce(args, say) -> int:
     work = Path(args.work or Path("build/reduce") / name)
     shutil.rmtree(work, ignore_errors=True)
     say(f"{case_path}: {' '.join(wanted)} on {args.device}; reducing (candidates in {work})")
-    checker = Checker(work, device_judge(args.device, wanted, options, args.jobs), args.batch, args.jobs, say)
+    checker = Checker(work, device_judge(args.device, wanted, options, args.jobs), args.batch, args.jobs)
     if not checker([generate_edited(seed, knobs, None, f"fz{seed}c")[0]])[0]:
         raise ValueError(f"{case_path}: the regenerated program does not give {' '.join(wanted)} on "
                          f"{args.device} with the CPU model's words")
