@@ -195,13 +195,25 @@ def merges(groups: list[list[tuple[int, int]]]) -> list[list[tuple[int, int]]]:
     return out
 
 
+def levels(todo: list[tuple[int, int]], size: int, room: int) -> tuple[list[list[tuple[int, int]]], int]:
+    """``todo`` cut into groups of ``size``, then of half that size, ... while the groups fit
+    in ``room`` candidates (one batch): a round whose big groups all fail has already tried
+    the smaller ones. The groups, coarse first, and the smallest size used."""
+    groups = [todo[i:i + size] for i in range(0, len(todo), size)]
+    while size > 2 and len(groups) + -(-len(todo) // (size // 2)) <= room:
+        size //= 2
+        groups += [todo[i:i + size] for i in range(0, len(todo), size)]
+    return groups, size
+
+
 def reduce_program(seed: int, knobs: Knobs, check: Callable[[list[Program]], list[bool]],
-                   log=lambda text: None, max_tests: int = 2000) -> Reduction:
+                   log=lambda text: None, max_tests: int = 2000, batch: int = 20) -> Reduction:
     """The smallest program (edits of the one of ``seed``) ``check`` still accepts, found
-    by greedy delta debugging: groups of edits of size ``size`` tried in one call to
-    ``check``; the first group that passes is kept (and the other passing groups are tried
-    merged in the next round, see :func:`merges`); no group passes: halve ``size``; single
-    edits none of which passes: done."""
+    by greedy delta debugging: groups of edits (an eighth of them, and smaller ones while a
+    batch of ``batch`` has room, see :func:`levels`) tried in one call to ``check``; the
+    first group that passes is kept (the other passing groups are tried merged in the next
+    round, see :func:`merges`); none passes: smaller groups, down to single edits (every
+    alternative of every site); single edits none of which passes: done (1-minimal)."""
     start = time.monotonic()
     search = Search(seed, knobs, check)
     size, carry, rounds = None, [], 0
@@ -211,10 +223,14 @@ def reduce_program(seed: int, knobs: Knobs, check: Callable[[list[Program]], lis
             break
         size = max(1, -(-len(todo) // 8)) if size is None else min(size, len(todo))
         merged = merges(carry)
-        groups = merged + [todo[i:i + size] for i in range(0, len(todo), size)]
+        groups, finest = levels(todo, size, batch - len(merged)) if size > 1 else ([[m] for m in todo], 1)
+        singles = moves(search.sites, search.edits, singles=True)
+        if finest == 2 and len(merged) + len(groups) + len(singles) <= batch:
+            groups, finest = groups + [[m] for m in singles], 1     # the last level fits too
+        groups = merged + groups
         rounds += 1
         passed = [g for g, ok in zip(groups, search.try_groups(groups)) if ok]
-        log(f"round {rounds}: {len(todo)} edits left to try, groups of {size}: {len(passed)} of "
+        log(f"round {rounds}: {len(todo)} edits left to try, groups of {size}..{finest}: {len(passed)} of "
             f"{len(groups)} kept; {search.tests} programs built so far")
         if passed:
             search.accept(passed[0])
@@ -223,7 +239,7 @@ def reduce_program(seed: int, knobs: Knobs, check: Callable[[list[Program]], lis
         elif size == 1:
             break
         else:
-            size, carry = max(1, size // 2), []
+            size, carry = max(1, finest // 2), []
     return Reduction(seed, knobs, dict(search.edits), search.original, search.current, search.sites,
                      search.tests, rounds, time.monotonic() - start)
 
@@ -358,7 +374,7 @@ def _reduce(args, say) -> int:
     if not checker([generate_edited(seed, knobs, None, f"fz{seed}c")[0]])[0]:
         raise ValueError(f"{case_path}: the regenerated program does not give {' '.join(wanted)} on "
                          f"{args.device} with the CPU model's words")
-    r = reduce_program(seed, knobs, checker, say, args.max_tests)
+    r = reduce_program(seed, knobs, checker, say, args.max_tests, args.batch)
     derivation = REDUCED.format(seed=seed, knobs=knobs_path or "default knobs", edits=len(r.edits),
                                 failure=" ".join(wanted), device=args.device)
     written = write_case(r, Path(args.out), name, derivation, args.jobs)
