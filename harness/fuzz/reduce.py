@@ -75,6 +75,7 @@ class Checker:
         self.work, self.judge, self.batch, self.jobs = Path(work), judge, batch, jobs
         self.batches = 0
         self.rejected = 0             # candidates the CPU model refused (left the rules)
+        self.build_s = self.judge_s = 0.0
 
     def __call__(self, programs: list[Program]) -> list[bool]:
         verdicts: list[bool] = []
@@ -85,10 +86,14 @@ class Checker:
     def _one_batch(self, programs: list[Program]) -> list[bool]:
         name = f"batch{self.batches:04d}"
         self.batches += 1
+        start = time.monotonic()
         built = build_batch(programs, self.work / name, name, self.jobs)
         cases = [b for b in built if b.status == "case"]
         self.rejected += sum(b.status == "rejected" for b in built)
+        middle = time.monotonic()
         judged = dict(zip((b.program.name for b in cases), self.judge(cases, self.work / name))) if cases else {}
+        self.build_s += middle - start
+        self.judge_s += time.monotonic() - middle
         return [judged.get(p.name, False) for p in programs]
 
 
@@ -337,7 +342,8 @@ def report(r: Reduction, before: CaseResult, after: CaseResult, written: Path, c
     lines = [f"{written}: {' '.join(signature(after))} on {after.device} (the original: {' '.join(signature(before))})"]
     lines += [f"  {what:20s} {a!s:>8} -> {b}" for what, a, b in rows]
     lines.append(f"  {len(r.edits)} edits in {r.rounds} rounds; {r.tests} candidates built in {checker.batches} "
-                 f"batches ({checker.rejected} rejected by the CPU model); {r.seconds:.0f} s")
+                 f"batches ({checker.rejected} rejected by the CPU model); {r.seconds:.0f} s "
+                 f"({checker.build_s:.0f} s nvcc + CPU model, {checker.judge_s:.0f} s on {after.device})")
     if after.message:
         lines.append(f"  {after.message.splitlines()[0][:200]}")
     return "\n".join(lines)
