@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EVERY_STATUS = {"PASS", "FAIL", "XFAIL", "XPASS", "FLAKY", "LIVELOCK", "FAULT", "TIMEOUT", "CRASH",
                 "UNSUPPORTED", "ERROR"}
 GREEN = {Status.PASS, Status.XFAIL, Status.UNSUPPORTED}
-SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-case", "record-truth", "fuzz", "corpus"]
+SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-case", "record-truth", "fuzz",
+               "reduce", "corpus"]
 
 
 # ------------------------------------------------------------------ the status table

@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 
 from harness import bench, corpus, newcase, truth
 from harness.fuzz import cli as fuzz_cli
+from harness.fuzz import reduce as fuzz_reduce
 from harness.cases import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_SHARED_BYTES, MAX_STEP_BUDGET
 from harness.files import OutputError, output_problem, write_atomic
 from reports import cli as reports_cli
@@ -240,6 +241,8 @@ COMMANDS = (
             truth.DESCRIPTION),
     Command("fuzz", "random divergent kernels: build, run, per-device agreement", fuzz_cli.add_arguments,
             fuzz_cli.run, fuzz_cli.DESCRIPTION),
+    Command("reduce", "shrink a failing generated program to a small case", fuzz_reduce.add_arguments,
+            fuzz_reduce.run, fuzz_reduce.DESCRIPTION),
     Command("corpus", "compile CUDA code bases and classify every kernel", corpus.add_arguments,
             corpus.run, corpus.DESCRIPTION),
 )

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from dataclasses import dataclass, field, replace
 
 from . import leaves
@@ -109,13 +110,33 @@ class Exit:
     kind: str
     mask: Mask
 
+    def neutral(self) -> "Exit":
+        """The same exit taking no lane (its statement was deleted): an empty-set text of the
+        same length and shape, so that every later decision of the generator stays the same."""
+        text = self.mask.text
+        empty = "(0u" + " " * (len(text) - 4) + ")" if text.startswith("(") else "0u".ljust(len(text))
+        return Exit(self.kind, Mask(empty, self.mask.depth))
+
+
+@dataclass(frozen=True)
+class Site:
+    """A place a reducer may edit: a statement (delete it), a condition, a trip count, an
+    expression, the launch; ``within`` are the statements around it (outermost first)."""
+    id: int
+    kind: str
+    labels: tuple[str, ...]      # one per alternative
+    within: tuple[int, ...]
+
 
 class Generator:
     """Writes one kernel; see the module docstring for the rules."""
 
-    def __init__(self, seed: int, knobs: Knobs):
+    def __init__(self, seed: int, knobs: Knobs, edits: dict[int, int] | None = None):
         self.rng = random.Random(seed)
         self.knobs = knobs
+        self.edits = edits or {}          # site id -> index of the alternative chosen there
+        self.sites: list[Site] = []
+        self.open: list[int] = []         # the statement sites being written, outermost first
         self.lines: list[str] = []
         self.counter = itertools.count()
         self.indices: list[str] = []      # loop indices in scope (read-only values)
@@ -128,6 +149,15 @@ class Generator:
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
 
+    def site(self, kind: str, value, alternatives: dict):
+        """``value``, or the alternative the edits choose at this site (``alternatives``: label
+        -> value). The random stream is drawn the same either way, so that site ids and every
+        other choice stay stable under edits."""
+        sid = len(self.sites)
+        self.sites.append(Site(sid, kind, tuple(alternatives), tuple(self.open)))
+        choice = self.edits.get(sid)
+        return value if choice is None else list(alternatives.values())[choice]
+
     # ------------------------------------------------------------ blocks of statements
     def block(self, ctx: Ctx, mask: Mask, count: int) -> tuple[list[Exit], Mask]:
         """``count`` statements executed by ``mask``; the exits they take, the mask after."""
@@ -139,9 +169,9 @@ class Generator:
                 stmt_ctx = replace(ctx, exits=frozenset(allowed))
             kind = self.choose(stmt_ctx, mask)
             if kind == "exit":
-                exits.append(self.exit(stmt_ctx, mask))
+                exits += self.deletable(kind, lambda: [self.exit(stmt_ctx, mask)])
                 return exits, mask
-            taken = self.statement(kind, stmt_ctx, mask)
+            taken = self.deletable(kind, lambda: self.statement(kind, stmt_ctx, mask))
             if taken:
                 exits += taken
                 gone = _union([e.mask for e in taken])
@@ -153,6 +183,20 @@ class Generator:
                     self.emit(ctx.depth, f"const unsigned {name} = {mask.text};")
                     mask = Mask(name, ctx.depth)
         return exits, mask
+
+    def deletable(self, kind: str, write) -> list[Exit]:
+        """``write()`` one statement as a site that an edit deletes: its lines and features
+        are dropped and its exits take no lanes (the masks after it stay exact)."""
+        start, features = len(self.lines), set(self.features)
+        delete = self.site(f"statement:{kind}", False, {"delete": True})
+        self.open.append(len(self.sites) - 1)
+        taken = write()
+        self.open.pop()
+        if not delete:
+            return taken
+        del self.lines[start:]
+        self.features = features
+        return [e.neutral() for e in taken]
 
     def choose(self, ctx: Ctx, mask: Mask) -> str:
         kinds, weights = [], []
@@ -212,7 +256,8 @@ class Generator:
 
     # ------------------------------------------------------------ control flow
     def if_lane(self, ctx: Ctx, mask: Mask) -> list[Exit]:
-        cond, lanes = leaves.lane_cond(self)
+        cond, lanes = self.site("if_lane", leaves.lane_cond(self),
+                                {"then": ("true", 0xFFFFFFFF), "else": ("false", 0)})
         self.emit(ctx.depth, f"if ({cond}) {{")
         taken, _ = self.nested(ctx, Mask(f"({mask.text} & 0x{lanes:08x}u)", mask.depth))
         if self.rng.random() < 0.5:
@@ -307,10 +352,10 @@ class Generator:
         self.emit(ctx.depth, "{")
         d = ctx.depth + 1
         self.emit(d, f"unsigned {live} = {mask.text};")
-        self.emit(d, f"const unsigned {trip} = " + rng.choice((
-            f"({v} % 4u) + (lane & 1u);", "lane % 3u;", f"({v} >> 7) & 3u;", f"1u + ({v} & 1u);")))
+        count = rng.choice((f"({v} % 4u) + (lane & 1u);", "lane % 3u;", f"({v} >> 7) & 3u;", f"1u + ({v} & 1u);"))
+        self.emit(d, f"const unsigned {trip} = " + self.site("trip", count, {"0": "0u;", "1": "1u;", "2": "2u;"}))
         self.emit(d, f"for (unsigned {i} = 0u; ; ++{i}) {{")
-        extra = f" && {leaves.data_cond(self)}" if rng.random() < 0.3 else ""
+        extra = self.site("loop_extra", f" && {leaves.data_cond(self)}", {"drop": ""}) if rng.random() < 0.3 else ""
         self.emit(d + 1, f"const bool {go} = {i} < {trip}{extra};")
         self.emit(d + 1, f"const unsigned {mg} = __ballot_sync({live}, {go});")
         self.emit(d + 1, f"if (!{go}) break;")
@@ -327,7 +372,8 @@ class Generator:
 
     def loop_uniform(self, ctx: Ctx, mask: Mask) -> list[Exit]:
         i = self.fresh("i")
-        self.emit(ctx.depth, f"for (unsigned {i} = 0u; {i} < {self.rng.randint(1, 3)}u; ++{i}) {{")
+        trips = self.site("uniform_trip", self.rng.randint(1, 3), {"1": 1})
+        self.emit(ctx.depth, f"for (unsigned {i} = 0u; {i} < {trips}u; ++{i}) {{")
         self.indices.append(i)
         inner = replace(ctx, depth=ctx.depth + 1, level=ctx.level + 1, loop_top=False, loop=None,
                         exits=frozenset())
@@ -367,13 +413,36 @@ def _union(masks: list[Mask]) -> Mask:
 
 def generate(seed: int, knobs: Knobs) -> Program:
     """The program of ``seed`` under ``knobs`` (the same pair always gives the same program)."""
-    gen = Generator(seed, knobs)
-    name = f"fz{seed}"
+    return generate_edited(seed, knobs)[0]
+
+
+def generate_edited(seed: int, knobs: Knobs, edits: dict[int, int] | None = None,
+                    name: str | None = None) -> tuple[Program, list[Site]]:
+    """The program of ``seed`` with ``edits`` (site id -> alternative index) applied, and the
+    sites it has (the same for every ``edits``): what ``warpboard reduce`` shrinks."""
+    gen = Generator(seed, knobs, edits)
+    name = name or f"fz{seed}"
     block = gen.rng.choice(knobs.block_sizes)
-    grid = gen.rng.choice(knobs.grids)
-    source = gen.kernel(name)
+    block = gen.site("block", block, {"32": 32} if block > 32 else {})
+    grid = gen.site("grid", gen.rng.choice(knobs.grids), {"1": 1})
+    source = _tidy(gen.kernel(name)) if gen.edits else gen.kernel(name)
     threads = block * grid
     data = random.Random(seed ^ 0x5EED)
     in_words = tuple(data.getrandbits(32) for _ in range(threads))
     out_init = (0,) * (threads * WORDS_PER_THREAD) + leaves.COUNTER_INIT
-    return Program(seed, name, source, block, grid, in_words, out_init, tuple(sorted(gen.features)))
+    return Program(seed, name, source, block, grid, in_words, out_init, tuple(sorted(gen.features))), gen.sites
+
+
+def _tidy(source: str) -> str:
+    """The masks of deleted exits written plainly again: their padding out, ``(0u) | x`` as
+    ``x`` and ``(x & ~(0u))`` as ``(x)``."""
+    source = re.sub(r"0u {2,}", "0u ", source)
+    source = re.sub(r"0u (?=[);])", "0u", source)
+    rules = ((r"\(\(0u\)\)", "(0u)"), (r"\(0u\) \| ", ""), (r" \| \(0u\)", ""),
+             (r" & ~(?:\(0u\)|0u)(?=\))", ""))
+    while True:
+        before = source
+        for pattern, replacement in rules:
+            source = re.sub(pattern, replacement, source)
+        if source == before:
+            return source

@@ -79,18 +79,19 @@ def expr(g, depth: int = 2) -> str:
         template = rng.choice(UNARY)
     else:
         template = rng.choice(BINARY)
-    return template.format(a=a, b=b, k=rng.randint(2, 31), sel=rng.getrandbits(15))
+    text = template.format(a=a, b=b, k=rng.randint(2, 31), sel=rng.getrandbits(15))
+    return g.site("expression", text, {"left": a, "right": b})
 
 
 def data_cond(g) -> str:
     """A per-lane condition on data (its lanes are known only at run time)."""
     rng, v = g.rng, g.rng.choice(VARS)
-    return rng.choice((
+    return g.site("condition", rng.choice((
         f"({v} & {1 << rng.randrange(8)}u) != 0u", f"{v} % {rng.randint(2, 5)}u == 0u",
         f"{v} < {rng.choice(VARS)}", f"(int){v} < 0", f"{v} > 0x{rng.getrandbits(32):08x}u",
         f"(t >> 5) == {rng.randrange(4)}u", f"gid % 3u == {rng.randrange(3)}u",
         f"blockIdx.x == {rng.randrange(2)}u", f"(({v} ^ lane) & 3u) == 1u",
-    ))
+    )), {"true": "true", "false": "false"})
 
 
 def lane_cond(g) -> tuple[str, int]:
