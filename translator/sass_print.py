@@ -98,6 +98,8 @@ def format_instruction(raw: RawInstruction) -> str:
     parts: list[str] = []
     for k, o in enumerate(raw.operands):
         printed = format_operand(o, base)
+        if o.kind == "fimm" and o.name.lstrip("+-") == "INF" and k < len(raw.operands) - 1:
+            printed += " "           # nvdisasm prints `|R0|, +INF , PT`
         spaced = (base in SPACED_TARGET_OPS and k > 0 and o.kind in ("label", "imm")
                   and raw.operands[k - 1].kind in ("reg", "ureg"))
         if spaced:
