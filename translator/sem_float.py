@@ -108,28 +108,38 @@ def _decide(x: Ctx, test: str, unordered, ordered_cmp):
     return x.bor(unordered, r) if test.endswith("U") else x.band(x.bnot(unordered), r)
 
 
-def dcompare(x: Ctx, test: str, a, b):
-    """DSETP's test on two binary64 words (as fcompare): the order key of each half, compared
-    high half first."""
-    def parts(v):
-        hi, lo = x.hi(v), x.lo(v)
-        mag_hi = x.and_(hi, x.k32(~SIGN & 0xFFFFFFFF))
-        nan = x.bor(x.cmp("gt", mag_hi, x.k32(0x7FF00000), False),
-                    x.band(x.cmp("eq", mag_hi, x.k32(0x7FF00000), False), x.cmp("ne", lo, x.k32(0), False)))
-        zero = x.band(x.cmp("eq", mag_hi, x.k32(0), False), x.cmp("eq", lo, x.k32(0), False))
-        hi, lo = x.sel(zero, x.k32(0), hi), x.sel(zero, x.k32(0), lo)
-        negative = x.cmp("ge", hi, x.k32(SIGN), False)
-        return nan, x.sel(negative, x.not_(hi), x.or_(hi, x.k32(SIGN))), x.sel(negative, x.not_(lo), lo)
-    nan_a, ha, la = parts(a)
-    nan_b, hb, lb = parts(b)
+def is_nan64(x: Ctx, v):
+    """Whether a binary64 pair is a NaN."""
+    mag_hi, lo = x.and_(x.hi(v), x.k32(~SIGN & 0xFFFFFFFF)), x.lo(v)
+    return x.bor(x.cmp("gt", mag_hi, x.k32(0x7FF00000), False),
+                 x.band(x.cmp("eq", mag_hi, x.k32(0x7FF00000), False), x.cmp("ne", lo, x.k32(0), False)))
 
-    def ordered(op):
-        if op in ("eq", "ne"):
-            same = x.band(x.cmp("eq", ha, hb, False), x.cmp("eq", la, lb, False))
-            return same if op == "eq" else x.bnot(same)
-        return x.bor(x.cmp(op[0] + "t", ha, hb, False),
-                     x.band(x.cmp("eq", ha, hb, False), x.cmp(op, la, lb, False)))
-    return _decide(x, test, x.bor(nan_a, nan_b), ordered)
+
+def _order_key64(x: Ctx, v, zeros_alike: bool = True):
+    """(high, low) unsigned words that order binary64 numbers as their values, compared high
+    word first; -0 below +0 unless ``zeros_alike``."""
+    hi, lo = x.hi(v), x.lo(v)
+    if zeros_alike:
+        zero = x.band(x.cmp("eq", x.and_(hi, x.k32(~SIGN & 0xFFFFFFFF)), x.k32(0), False),
+                      x.cmp("eq", lo, x.k32(0), False))
+        hi, lo = x.sel(zero, x.k32(0), hi), x.sel(zero, x.k32(0), lo)
+    negative = x.cmp("ge", hi, x.k32(SIGN), False)
+    return x.sel(negative, x.not_(hi), x.or_(hi, x.k32(SIGN))), x.sel(negative, x.not_(lo), lo)
+
+
+def _compare64(x: Ctx, op: str, ka, kb):
+    """An ordering test on two keys of :func:`_order_key64`."""
+    (ha, la), (hb, lb) = ka, kb
+    if op in ("eq", "ne"):
+        same = x.band(x.cmp("eq", ha, hb, False), x.cmp("eq", la, lb, False))
+        return same if op == "eq" else x.bnot(same)
+    return x.bor(x.cmp(op[0] + "t", ha, hb, False), x.band(x.cmp("eq", ha, hb, False), x.cmp(op, la, lb, False)))
+
+
+def dcompare(x: Ctx, test: str, a, b):
+    """DSETP's test on two binary64 words (as fcompare)."""
+    ka, kb = _order_key64(x, a), _order_key64(x, b)
+    return _decide(x, test, x.bor(is_nan64(x, a), is_nan64(x, b)), lambda op: _compare64(x, op, ka, kb))
 
 
 def _sources(x: Ctx, i, n: int):
@@ -169,22 +179,40 @@ def _dsources(x: Ctx, i, n: int):
     return [fread(x, o, "f64") for o in i.ops[1:1 + n]]
 
 
+QUIET64 = 0x00080000      # the quiet bit of a binary64, in its high word
+
+
+def keep_nan64(x: Ctx, i, n: int, r):
+    """DADD/DMUL/DFMA's result ``r`` where a source is a NaN: that NaN, quieted, with its sign
+    and payload as the register holds them (the operand's -/|..| not applied; the first of
+    a, b, c that is a NaN). On the chip (H200): DADD.RZ Rd, Ra, -Rb with Rb = 0xfff8000000000001
+    gives 0xfff8000000000001, an Rb of 0x7ff0000000000001 gives 0x7ff8000000000001. An
+    invalid operation's NaN (inf - inf, 0 * inf) stays the canonical one of floatops."""
+    hi, lo = x.hi(r), x.lo(r)
+    for o in reversed(i.ops[1:1 + n]):
+        v = fread(x, replace(o, neg=False, abs=False), "f64")
+        nan = is_nan64(x, v)
+        hi, lo = x.sel(nan, x.or_(x.hi(v), x.k32(QUIET64)), hi), x.sel(nan, x.lo(v), lo)
+    return x.join(lo, hi)
+
+
 def dadd(x: Ctx, i):
-    """DADD[.RN|.RZ|.RM|.RP] Rd, Ra, Rb (register pairs)."""
+    """DADD[.RN|.RZ|.RM|.RP] Rd, Ra, Rb (register pairs); a NaN source is kept (keep_nan64)."""
     a, b = _dsources(x, i, 2)
-    x.write64(i.ops[0], x.fadd(a, b, "f64", rounding(i)))
+    x.write64(i.ops[0], keep_nan64(x, i, 2, x.fadd(a, b, "f64", rounding(i))))
 
 
 def dmul(x: Ctx, i):
-    """DMUL[.RN|.RZ|.RM|.RP] Rd, Ra, Rb."""
+    """DMUL[.RN|.RZ|.RM|.RP] Rd, Ra, Rb; a NaN source is kept (keep_nan64)."""
     a, b = _dsources(x, i, 2)
-    x.write64(i.ops[0], x.fmul(a, b, "f64", rounding(i)))
+    x.write64(i.ops[0], keep_nan64(x, i, 2, x.fmul(a, b, "f64", rounding(i))))
 
 
 def dfma(x: Ctx, i):
-    """DFMA[.RN|.RZ|.RM|.RP] Rd, Ra, Rb, Rc: a * b + c, rounded once."""
+    """DFMA[.RN|.RZ|.RM|.RP] Rd, Ra, Rb, Rc: a * b + c, rounded once; a NaN source is kept
+    (keep_nan64)."""
     a, b, c = _dsources(x, i, 3)
-    x.write64(i.ops[0], x.ffma(a, b, c, "f64", rounding(i)))
+    x.write64(i.ops[0], keep_nan64(x, i, 3, x.ffma(a, b, c, "f64", rounding(i))))
 
 
 def dsetp(x: Ctx, i):
