@@ -300,7 +300,8 @@ def f2i(x: Ctx, i):
 
 def f2f(x: Ctx, i):
     """F2F[.FTZ].dst.src[.RN|.RZ|.RM|.RP] Rd, Ra: between F16, F32 and F64 (the destination
-    type first); the same type on both sides rounds to an integral value (as FRND)."""
+    type first); the same type on both sides rounds to an integral value (as FRND). Between
+    F32 and F64 a NaN keeps its payload (_converted_nan); others give the canonical NaN."""
     types = [FLOAT_TYPES[m] for m in i.mod_list if m in FLOAT_TYPES]
     if len(types) == 1:
         types *= 2
@@ -313,7 +314,24 @@ def f2f(x: Ctx, i):
     r = x.frnd(a, src, rounding(i)) if dst == src else x.f2f(a, src, dst, rounding(i))
     if "FTZ" in i.mods and dst == "f32":
         r = flush(x, r)
+    if {src, dst} == {"f32", "f64"}:
+        r = _converted_nan(x, fread(x, replace(i.ops[1], neg=False, abs=False), src), src, r)
     fwrite(x, i.ops[0], r, dst)
+
+
+def _converted_nan(x: Ctx, v, src: str, r):
+    """F2F between F32 and F64: a NaN keeps its sign and payload, quieted: the fraction's top
+    bits carry over (F64 to F32 drops the low 29; F32 to F64 adds 29 zeros). On the chip
+    (H200): F2F.F64.F32, DMUL, F2F.F32.F64 take 0x7f800001 to 0x7fc00001 and 0xffc00000 to
+    0xffc00000. ``r`` where ``v`` is no NaN."""
+    if src == "f32":
+        hi = x.or_(x.or_(x.and_(v, x.k32(SIGN)), x.k32(0x7FF80000)), x.shr(x.and_(v, x.k32(0x7FFFFF)), x.k32(3)))
+        nan = is_nan(x, v)
+        return x.join(x.sel(nan, x.shl(v, x.k32(29)), x.lo(r)), x.sel(nan, hi, x.hi(r)))
+    hi, lo = x.hi(v), x.lo(v)
+    word = x.or_(x.or_(x.and_(hi, x.k32(SIGN)), x.k32(0x7FC00000)),
+                 x.or_(x.shl(x.and_(hi, x.k32(0xFFFFF)), x.k32(3)), x.shr(lo, x.k32(29))))
+    return x.sel(is_nan64(x, v), word, r)
 
 
 def frnd(x: Ctx, i):

