@@ -73,3 +73,23 @@ def test_f2f_keeps_nan_payloads_between_f32_and_f64(backend):
         assert row[2][0] == w | 0x400000, (hex(v), hex(row[2][0]))
     odd = run_pairs(backend, [("F2F.F32.F64 {d}, R4", None)], [_split(0xFFF0000123456789) + [0, 0]], "f2f_low")
     assert odd[0][0][0] == 0xFFC00000 | 0x123456789 >> 29
+
+
+# ---------------------------------------------------------------- F2I of a NaN
+F32_NANS = (0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FBFFFFF)     # cases/float/f32_to_int, f32_to_i64
+F64_NANS = (0x7FF8000000000000, 0xFFF8000000000001, 0x7FF0000000000001)     # cases/float/f64_to_int
+
+
+def test_f2i_of_a_nan_is_zero_with_ntz_else_the_top_bit(backend):
+    """The chip: F2I.S64[.TRUNC] and F2I.U64.FLOOR of an F32 NaN give 0x8000000000000000,
+    F2I.F64[.TRUNC|.FLOOR] and F2I.U32.F64.CEIL of an F64 NaN 0x80000000, the .NTZ forms 0."""
+    wide = [("F2I.S64.TRUNC {d}, R4", None), ("F2I.S64 {d}, R4", None), ("F2I.U64.FLOOR {d}, R4", None)]
+    for row in run_pairs(backend, wide, [[w, 0, 0, 0] for w in F32_NANS], "f2i_nan_64"):
+        assert [_join(*r) for r in row] == [1 << 63] * 3
+    narrow = [("F2I.F64.TRUNC {d}, R4", None), ("F2I.F64 {d}, R4", None), ("F2I.F64.FLOOR {d}, R4", None),
+              ("F2I.U32.F64.CEIL {d}, R4", None)]
+    for row in run_ops(backend, narrow, [_split(v) for v in F64_NANS], (), "f2i_nan_f64"):
+        assert list(row) == [0x80000000] * 4
+    ntz = [("F2I.TRUNC.NTZ {d}, R4", None), ("F2I.U32.NTZ {d}, R4", None), ("F2I.FLOOR.NTZ {d}, R4", None)]
+    for row in run_ops(backend, ntz, [[w] for w in F32_NANS], (), "f2i_nan_ntz"):
+        assert list(row) == [0, 0, 0]

@@ -288,14 +288,34 @@ def i2f(x: Ctx, i):
 def f2i(x: Ctx, i):
     """F2I[.FTZ][.S32|.U32|.S64|.U64|...][.F16|.F32|.F64][.TRUNC|.FLOOR|.CEIL|.RN][.NTZ] Rd, Ra:
     a float to an integer, rounded as told (to nearest even by default), saturating at the
-    integer's range; NaN gives 0."""
+    integer's range. A NaN gives 0 with .NTZ (and to 8 or 16 bits: not seen on the chip), else
+    the integer with only its top bit set, signed or not (the H200: F2I.S64, .S64.TRUNC, .U64.FLOOR of an F32 NaN give
+    0x8000000000000000; F2I.F64, .F64.TRUNC, .F64.FLOOR, .U32.F64.CEIL of an F64 NaN
+    0x80000000; the .NTZ forms of F32 to S32/U32 give 0)."""
     fmt = _one(i, FLOAT_TYPES, "f32")
     width, signed = _one(i, INT_TYPES, (32, True))
     a = fread(x, i.ops[1], fmt)
     if "FTZ" in i.mods and fmt == "f32":
         a = flush(x, a)
     r = x.f2i(a, fmt, width, signed, rounding(i))
+    if "NTZ" not in i.mods and width >= 32:
+        r = _nan_to_top_bit(x, _is_nan_of(x, a, fmt), r, width)
     (x.write64 if width == 64 else x.write)(i.ops[0], r)
+
+
+def _is_nan_of(x: Ctx, v, fmt: str):
+    """Whether a word (a pair for f64; a binary16 in the low half) of ``fmt`` is a NaN."""
+    if fmt == "f64":
+        return is_nan64(x, v)
+    inf, magnitude = {"f16": (0x7C00, 0x7FFF), "bf16": (0x7F80, 0x7FFF)}.get(fmt, (INF, ~SIGN & 0xFFFFFFFF))
+    return x.cmp("gt", x.and_(v, x.k32(magnitude)), x.k32(inf), False)
+
+
+def _nan_to_top_bit(x: Ctx, nan, r, width: int):
+    """F2I's result ``r``, or the integer 1 << (width - 1) where ``nan``."""
+    if width == 64:
+        return x.join(x.sel(nan, x.k32(0), x.lo(r)), x.sel(nan, x.k32(SIGN), x.hi(r)))
+    return x.sel(nan, x.k32(1 << width - 1), r)
 
 
 def f2f(x: Ctx, i):
