@@ -93,3 +93,59 @@ def test_f2i_of_a_nan_is_zero_with_ntz_else_the_top_bit(backend):
     ntz = [("F2I.TRUNC.NTZ {d}, R4", None), ("F2I.U32.NTZ {d}, R4", None), ("F2I.FLOOR.NTZ {d}, R4", None)]
     for row in run_ops(backend, ntz, [[w] for w in F32_NANS], (), "f2i_nan_ntz"):
         assert list(row) == [0, 0, 0]
+
+
+# ---------------------------------------------------------------- FMNMX.NAN, DSETP.MIN/.MAX
+# (a, b) -> min.NaN, max.NaN: cases/float/f32_min_max_nan, threads 0, 5, 20-28
+CHIP_MIN_MAX_NAN = {
+    (0x3F800000, 0x33800000): (0x33800000, 0x3F800000), (0x00000003, 0x3F000000): (0x00000003, 0x3F000000),
+    (0x80800000, 0x7FC00000): (0x7FFFFFFF,) * 2, (0x7F7FFFFF, 0xFFC00000): (0x7FFFFFFF,) * 2,
+    (0xFF7FFFFF, 0x7F800001): (0x7FFFFFFF,) * 2, (0x7F800000, 0x7FBFFFFF): (0x7FFFFFFF,) * 2,
+    (0x7FC00000, 0xBF800000): (0x7FFFFFFF,) * 2, (0xFFC00000, 0x3F000000): (0x7FFFFFFF,) * 2,
+    (0x7F800001, 0xBF000000): (0x7FFFFFFF,) * 2, (0x7FBFFFFF, 0x3FC00000): (0x7FFFFFFF,) * 2,
+}
+
+
+def test_fmnmx_nan_gives_the_canonical_nan_for_any_nan(backend):
+    """FMNMX.NAN Rd, Ra, Rb, PT (min.NaN) and !PT (max.NaN), on the chip's words; plain FMNMX
+    still gives the number."""
+    ops = [("FMNMX.NAN {d}, R4, R5, PT", None), ("FMNMX.NAN {d}, R4, R5, !PT", None), ("FMNMX {d}, R4, R5, PT", None)]
+    pairs = list(CHIP_MIN_MAX_NAN)
+    got = run_ops(backend, ops, [list(p) for p in pairs], (), "fmnmx_nan")
+    for (a, b), row in zip(pairs, got):
+        assert tuple(row[:2]) == CHIP_MIN_MAX_NAN[a, b], (hex(a), hex(b), [hex(w) for w in row])
+    assert got[2][2] == 0x80800000 and got[6][2] == 0xBF800000
+
+
+# (a, b) -> fmin, fmax: cases/float/f64_compare_min_max, threads 0-2, 5-10
+CHIP_F64_MIN_MAX = {
+    (0x0000000000000000, 0x7FF0000000000000): (0x0000000000000000, 0x7FF0000000000000),
+    (0x8000000000000000, 0xFFF0000000000000): (0xFFF0000000000000, 0x8000000000000000),
+    (0x0000000000000001, 0x7FF8000000000000): (0x0000000000000001, 0x0000000000000001),
+    (0x7FEFFFFFFFFFFFFF, 0x3FF0000000000000): (0x3FF0000000000000, 0x7FEFFFFFFFFFFFFF),
+    (0x7FF0000000000000, 0xBFF0000000000000): (0xBFF0000000000000, 0x7FF0000000000000),
+    (0xFFF0000000000000, 0x3FE0000000000000): (0xFFF0000000000000, 0x3FE0000000000000),
+    (0x7FF8000000000000, 0x3FF8000000000000): (0x3FF8000000000000, 0x3FF8000000000000),
+    (0xFFF8000000000001, 0x4004000000000000): (0x4004000000000000, 0x4004000000000000),
+    (0x7FF0000000000001, 0xC004000000000000): (0xC004000000000000, 0xC004000000000000),
+}
+
+
+def _nvcc_fmin(a: int, b: int, take_a: int, both_nan: int) -> int:
+    """What nvcc builds from DSETP.MIN/.MAX's predicates: a where Pd, else b; b quieted where Pq."""
+    return a if take_a else b | (1 << 51 if both_nan else 0)
+
+
+def test_dsetp_min_max_predicates_give_the_chips_fmin_fmax(backend):
+    """DSETP.MIN/.MAX.AND P2, P3: nvcc's selection from them gives the chip's fmin/fmax; two
+    NaNs: Pq (then nvcc's result is b, quieted); -0 below +0."""
+    ops = [(f"DSETP.{m}.AND P2, P3, R4, R6, PT ;; SEL {{d}}, RZ, 0x1, !{p}", None)
+           for m in ("MIN", "MAX") for p in ("P2", "P3")]
+    pairs = list(CHIP_F64_MIN_MAX) + [(0xFFF0000000000005, 0x7FF0000000000007), (0, 1 << 63)]
+    got = run_ops(backend, ops, [_split(a) + _split(b) for a, b in pairs], (), "dsetp_min_max")
+    for (a, b), row in zip(pairs, got):
+        lo, hi = _nvcc_fmin(a, b, *row[:2]), _nvcc_fmin(a, b, *row[2:])
+        if (a, b) in CHIP_F64_MIN_MAX:
+            assert (lo, hi) == CHIP_F64_MIN_MAX[a, b], (hex(a), hex(b), list(row))
+    assert list(got[-2]) == [0, 1, 0, 1]
+    assert list(got[-1]) == [0, 0, 1, 0]

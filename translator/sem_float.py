@@ -216,14 +216,29 @@ def dfma(x: Ctx, i):
 
 
 def dsetp(x: Ctx, i):
-    """DSETP.test.{AND,OR,XOR} Pd, Pq, Ra, Rb, Pc: as FSETP on binary64 pairs. (.MIN/.MAX,
-    nvcc's fmin/fmax on doubles, are not modelled: which NaN the chip keeps is unconfirmed.)"""
+    """DSETP.test.{AND,OR,XOR} Pd, Pq, Ra, Rb, Pc: as FSETP on binary64 pairs; DSETP.MIN/.MAX:
+    :func:`dsetp_min_max`."""
     if "MIN" in i.mods or "MAX" in i.mods:
-        raise unsupported(i, ".MIN/.MAX (fmin/fmax of doubles)")
+        return dsetp_min_max(x, i)
     pd, pq, a, b, pacc = i.ops[:5]
     r, acc = dcompare(x, _test(i), fread(x, a, "f64"), fread(x, b, "f64")), x.readp(pacc)
     x.writep(pd, _combine(x, i, r, acc))
     x.writep(pq, _combine(x, i, x.bnot(r), acc))
+
+
+def dsetp_min_max(x: Ctx, i):
+    """DSETP.{MIN,MAX}.{AND,OR,XOR} Pd, Pq, Ra, Rb, Pc, nvcc's fmin/fmax of doubles: Pd says
+    that a is the result (a is a number, and b a NaN or a below b for MIN, above for MAX;
+    -0 below +0), Pq that both are NaNs; each combined with Pc. nvcc selects a where Pd,
+    else b, and quiets b where Pq. The H200: fmin/fmax of a number and a NaN, either way
+    round, give the number. Not seen on the chip: two NaNs, and -0 against +0."""
+    pd, pq, a, b, pacc = i.ops[:5]
+    va, vb = fread(x, a, "f64"), fread(x, b, "f64")
+    nan_a, nan_b = is_nan64(x, va), is_nan64(x, vb)
+    wins = _compare64(x, "lt" if "MIN" in i.mods else "gt", _order_key64(x, va, False), _order_key64(x, vb, False))
+    acc = x.readp(pacc)
+    x.writep(pd, _combine(x, i, x.band(x.bnot(nan_a), x.bor(nan_b, wins)), acc))
+    x.writep(pq, _combine(x, i, x.band(nan_a, nan_b), acc))
 
 
 def _test(i) -> str:
@@ -261,8 +276,9 @@ def fsel(x: Ctx, i):
 
 
 def fmnmx(x: Ctx, i):
-    """FMNMX[.FTZ] Rd, Ra, Rb, Pc: the minimum where Pc, the maximum where !Pc. A NaN gives the
-    other operand; two NaNs the canonical NaN."""
+    """FMNMX[.FTZ][.NAN] Rd, Ra, Rb, Pc: the minimum where Pc, the maximum where !Pc. A NaN gives
+    the other operand; two NaNs the canonical NaN. .NAN (PTX's min.NaN/max.NaN): any NaN gives
+    the canonical NaN (the H200: 0x7fffffff for every NaN of either operand)."""
     d, a, b, p = i.ops[:4]
     va, vb = (fread(x, o) for o in (a, b))
     if "FTZ" in i.mods:
@@ -272,6 +288,8 @@ def fmnmx(x: Ctx, i):
     r = x.sel(x.readp(p), x.sel(lt, va, vb), x.sel(lt, vb, va))
     nan_a, nan_b = is_nan(x, va), is_nan(x, vb)
     r = x.sel(nan_a, x.sel(nan_b, x.k32(0x7FFFFFFF), vb), x.sel(nan_b, va, r))
+    if "NAN" in i.mods:
+        r = x.sel(x.bor(nan_a, nan_b), x.k32(0x7FFFFFFF), r)
     x.write(d, r)
 
 
