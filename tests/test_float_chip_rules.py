@@ -149,3 +149,16 @@ def test_dsetp_min_max_predicates_give_the_chips_fmin_fmax(backend):
             assert (lo, hi) == CHIP_F64_MIN_MAX[a, b], (hex(a), hex(b), list(row))
     assert list(got[-2]) == [0, 1, 0, 1]
     assert list(got[-1]) == [0, 0, 1, 0]
+
+
+# ---------------------------------------------------------------- SGXT past 32 bits
+def test_sgxt_of_a_width_past_32_keeps_every_bit(backend):
+    """SGXT[.U32] Ra, width: 0 gives 0, 32 and more give Ra itself (the chip's words of
+    realkernels/bmsk_bitfield, threads 0, 26, 27: bfe.u32 with lengths 36, 35, 33)."""
+    widths = [0, 4, 31, 32, 33, 36, 39, 255]
+    ops = [("SGXT.U32 {d}, R4, R5", None), ("SGXT {d}, R4, R5", None)]
+    got = run_ops(backend, ops, [[0x8765A66E, w] for w in widths], (), "sgxt_wide")
+    want_u = [0, 0xE, 0x0765A66E] + [0x8765A66E] * 5
+    want_s = [0, 0xFFFFFFFE, 0x0765A66E] + [0x8765A66E] * 5
+    assert [row[0] for row in got] == want_u
+    assert [row[1] for row in got] == want_s
