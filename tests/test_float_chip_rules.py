@@ -5,9 +5,11 @@ chip's own words (quoted from the cases) and against a rule written out here."""
 from __future__ import annotations
 
 import math
+import random
+import struct
 
 from test_float_ops import run_ops
-from test_float_ops2 import f64, run_pairs
+from test_float_ops2 import f64, run_pairs, ulp32
 
 
 def _split(v: int) -> list[int]:
@@ -162,3 +164,22 @@ def test_sgxt_of_a_width_past_32_keeps_every_bit(backend):
     want_s = [0, 0xFFFFFFFE, 0x0765A66E] + [0x8765A66E] * 5
     assert [row[0] for row in got] == want_u
     assert [row[1] for row in got] == want_s
+
+
+# ---------------------------------------------------------------- MUFU.EX2 on every back end
+def test_mufu_ex2_is_within_one_ulp_of_exact_everywhere(backend):
+    """EX2 by exact reduction and a series (the emitter) or correctly rounded (the
+    interpreter): within 1 ulp of 2^a, so within the cases' 2 ulp of the chip's words (the
+    chip's 0x3e3504f2 and 0x3fb504f2 in float/f32_exp2_log2 are 1 ulp below 2^-2.5, 2^0.5)."""
+    rng = random.Random(2)
+    args = [rng.uniform(-125.9, 127.9) for _ in range(200)] + [rng.uniform(-1, 1) for _ in range(100)]
+    args += [k / 2 for k in range(-20, 21)]
+    words = [struct.unpack("<I", struct.pack("<f", a))[0] for a in args]
+    got = run_ops(backend, [("MUFU.EX2 {d}, R4", None)], [[w] for w in words], (), "ex2_ulp")
+    bad = []
+    for w, (r,) in zip(words, got):
+        a = struct.unpack("<f", struct.pack("<I", w))[0]
+        exact, value = 2.0 ** a, struct.unpack("<f", struct.pack("<I", r))[0]
+        if abs(value - exact) > ulp32(exact):
+            bad.append(f"ex2({a!r}): {value!r}, exact {exact!r}")
+    assert not bad, bad[:10]
