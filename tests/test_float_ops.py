@@ -230,10 +230,11 @@ def test_binary32_arithmetic_comparisons_and_min_max(backend):
 
 
 # ---------------------------------------------------------------- conversions
-def ref_to_int(w: int, fmt: str, width: int, signed: bool, mode: str) -> int:
+def ref_to_int(w: int, fmt: str, width: int, signed: bool, mode: str, ntz: bool = False) -> int:
+    """F2I: a NaN gives 0 with .NTZ (and for 8 and 16 bits), else 1 << (width - 1), as the chip."""
     v = f32(w) if fmt == "f32" else np.array([w], dtype=np.uint64).view(np.float64)[0]
     if np.isnan(v):
-        return 0
+        return 0 if ntz or width < 32 else 1 << width - 1
     lo, hi = (-(1 << width - 1), (1 << width - 1) - 1) if signed else (0, (1 << width) - 1)
     if np.isinf(v):
         n = hi if v > 0 else lo
@@ -281,13 +282,16 @@ CONVERSIONS = [  # (instruction, reference on (lo, hi, f32 word, f16 word) -> wo
     *((f"F2I.{t}{ROUND_OF[m]} {{d}}, R6", (lambda t, m: lambda lo, hi, f, h: ref_to_int(
         f, "f32", int(t[1:]), t[0] == "S", m))(t, m))
       for t in ("S32", "U32", "S16", "U8") for m in floatops.ROUNDINGS),
-    ("F2I.FTZ.U32.TRUNC.NTZ {d}, R6", lambda lo, hi, f, h: ref_to_int(ftz(f), "f32", 32, False, "rz")),
+    ("F2I.FTZ.U32.TRUNC.NTZ {d}, R6", lambda lo, hi, f, h: ref_to_int(ftz(f), "f32", 32, False, "rz", ntz=True)),
     ("F2I.S64.TRUNC {d}, R6", _pair(lambda lo, hi, f, h: ref_to_int(f, "f32", 64, True, "rz"))),
     ("F2I.U64.F64.FLOOR {d}, R4", _pair(lambda lo, hi, f, h: ref_to_int(lo | hi << 32, "f64", 64, False, "rm"))),
     ("F2I.F64.CEIL {d}, R4", lambda lo, hi, f, h: ref_to_int(lo | hi << 32, "f64", 32, True, "rp")),
-    ("F2F.F64.F32 {d}, R6", _pair(lambda lo, hi, f, h: f64_word(np.float64(f32(f))))),
+    ("F2F.F64.F32 {d}, R6", _pair(lambda lo, hi, f, h: (
+        (f & 0x80000000) << 32 | 0x7FF8000000000000 | (f & 0x7FFFFF) << 29 if is_nan(f)
+        else f64_word(np.float64(f32(f)))))),
     *((f"F2F.F32.F64{MODE_OF[m]} {{d}}, R4", (lambda m: lambda lo, hi, f, h: (
-        NAN32 if np.isnan(f64_of(lo, hi)) else word(f64_of(lo, hi)) if np.isinf(f64_of(lo, hi))
+        (hi & 0x80000000 | 0x7FC00000 | (hi & 0xFFFFF) << 3 | lo >> 29) if np.isnan(f64_of(lo, hi))
+        else word(f64_of(lo, hi)) if np.isinf(f64_of(lo, hi))
         else directed(Fraction(float(f64_of(lo, hi))), m, hi >> 31)))(m)) for m in floatops.ROUNDINGS),
     ("F2F.F16.F32 {d}, R6", lambda lo, hi, f, h: 0x7FFF if np.isnan(f32(f)) else
      int(np.array([np.float16(f32(f))]).view(np.uint16)[0])),

@@ -296,11 +296,18 @@ def _split(v):
     return [w for x in v for w in (x & 0xFFFFFFFF, x >> 32)]
 
 
-F64_OPS = [("DADD {d}, R4, R6", lambda a, b, c: ref_f64("add", a, b)),
-           ("DMUL {d}, R4, R6", lambda a, b, c: ref_f64("mul", a, b)),
-           ("DFMA {d}, R4, R6, R10", lambda a, b, c: ref_f64("fma", a, b, c)),
-           ("DFMA {d}, -R4, R6, -R10", lambda a, b, c: ref_f64("fma", a ^ 1 << 63, b, c ^ 1 << 63)),
-           ("DMUL {d}, |R4|, 0.5", lambda a, b, c: ref_f64("mul", a & ~(1 << 63), w64(0.5)))]
+def kept_nan(*sources: int) -> int | None:
+    """The chip's NaN result of DADD/DMUL/DFMA (H200): the first NaN source as its register
+    holds it (operand modifiers not applied), quieted; None when no source is a NaN."""
+    return next((w | 1 << 51 for w in sources if math.isnan(f64(w))), None)
+
+
+F64_OPS = [("DADD {d}, R4, R6", lambda a, b, c: kept_nan(a, b) or ref_f64("add", a, b)),
+           ("DMUL {d}, R4, R6", lambda a, b, c: kept_nan(a, b) or ref_f64("mul", a, b)),
+           ("DFMA {d}, R4, R6, R10", lambda a, b, c: kept_nan(a, b, c) or ref_f64("fma", a, b, c)),
+           ("DFMA {d}, -R4, R6, -R10",
+            lambda a, b, c: kept_nan(a, b, c) or ref_f64("fma", a ^ 1 << 63, b, c ^ 1 << 63)),
+           ("DMUL {d}, |R4|, 0.5", lambda a, b, c: kept_nan(a) or ref_f64("mul", a & ~(1 << 63), w64(0.5)))]
 for _t in ("LT", "GEU", "NE", "EQU", "NAN"):
     F64_OPS.append((f"DSETP.{_t}.AND P0, PT, R4, R6, PT ;; SEL {{d}}, RZ, 0x1, !P0",
                     (lambda t: lambda a, b, c: int(_ref_test(t, f64(a), f64(b))))(_t)))

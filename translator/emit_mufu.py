@@ -1,16 +1,19 @@
 """MUFU in SPIR-V: the emitter's side of the ``mufu`` word (values: :mod:`translator.mufuops`).
 
 An approximation on the chip, so an approximation here: the device's own binary32 functions
-(GLSL.std.450 ``InverseSqrt``, ``Exp2``, ``Log2``, ``Sin``, ``Cos``, ``Sqrt``; ``FDiv`` for
-the reciprocal), with the chip's behaviour around them written on the words, as the
-interpreter has it: denormal arguments and results flushed, special values as the chip gives
-them, the canonical NaN, SIN/COS in turns reduced exactly to a quarter turn plus at most
-1/8 turn (so the device's function only sees |x| <= pi/4, where it is most accurate).
+(GLSL.std.450 ``InverseSqrt``, ``Sin``, ``Cos``, ``Sqrt``; ``FDiv`` for the reciprocal) and,
+where a device's own is too coarse (lavapipe's ``Exp2`` and ``Log2`` are 3 ulp off), an exact
+argument reduction and a series in binary32 arithmetic (EX2, LG2), with the chip's behaviour
+around them written on the words, as the interpreter has it: denormal arguments and results
+flushed, special values as the chip gives them, the canonical NaN, SIN/COS in turns reduced
+exactly to a quarter turn plus at most 1/8 turn (so the device's function only sees
+|x| <= pi/4, where it is most accurate).
 Results may differ from the interpreter's in the last bits; cases compare them within a
 tolerance (``compare = "f32-ulp:N"``).
 """
 from __future__ import annotations
 
+import math
 import struct
 
 from . import mufuops
@@ -20,11 +23,15 @@ from .spirv import GLSL
 ONE = 0x3F800000
 TWO_PI = struct.unpack("<I", struct.pack("<f", 6.283185307179586))[0]
 BIG_TURNS = 0x4B800000          # 2^24: from here on every binary32 is a whole number of turns
-_NATIVE = {"rsq": "InverseSqrt", "sqrt": "Sqrt", "ex2": "Exp2"}
+_NATIVE = {"rsq": "InverseSqrt", "sqrt": "Sqrt"}
 SQRT2_FRACTION = 0x3504F3       # the fraction bits of sqrt(2)
 # ln(m) = 2s (1 + s^2/3 + s^4/5 + ...), s = (m-1)/(m+1); the coefficients, times 2/ln(2)
 LOG2_SERIES = tuple(struct.unpack("<I", struct.pack("<f", 2 / (2 * k + 1) / 0.6931471805599453))[0]
                     for k in range(6))
+# 2^f = sum (f ln 2)^k / k!: for |f| <= 1/2 the terms past k = 7 stay below 0.1 ulp
+EXP2_SERIES = tuple(struct.unpack("<I", struct.pack("<f", math.log(2) ** k / math.factorial(k)))[0]
+                    for k in range(8))
+EXP2_RANGE = 0x43200000         # 160: beyond it 2^a overflows or flushes to zero either way
 
 
 class Mufu:
@@ -117,6 +124,27 @@ class Mufu:
         p = self._arith("FMul", p, s)
         return self._w(self._arith("FAdd", x.f.op("ConvertSToF", self.t, e), p))
 
+    def _exp2(self, w):
+        """2^a for a finite word: a = n + f exactly (n = roundEven(a), |f| <= 1/2, a clamped to
+        +-160 first), 2^f by EXP2_SERIES in Horner form, then times 2^n in two exact steps
+        (so an n past the normal exponents still overflows or underflows as it should)."""
+        x = self.x
+        mag = x.and_(w, x.k32(NAN))
+        edge = x.or_(x.and_(w, x.k32(SIGN)), x.k32(EXP2_RANGE))
+        clamped = x.sel(x.cmp("gt", mag, x.k32(EXP2_RANGE), False), edge, w)
+        a = self._f(clamped)
+        n = self._glsl("RoundEven", a)
+        f = self._arith("FSub", a, n)
+        p = self._k(EXP2_SERIES[-1])
+        for c in reversed(EXP2_SERIES[:-1]):
+            p = self._arith("FAdd", self._arith("FMul", p, f), self._k(c))
+        whole = x.f.op("ConvertFToS", x.u32, n)
+        half = x.sar(whole, x.k32(1))
+        r = p
+        for part in (half, x.sub(whole, half)):
+            r = self._arith("FMul", r, self._f(x.shl(x.add(part, x.k32(127)), x.k32(23))))
+        return self._w(r)
+
     def value32(self, func, a):
         """MUFU.func on a binary32 word."""
         x = self.x
@@ -125,6 +153,8 @@ class Mufu:
             r = self._turns(func, w)
         elif func == "lg2":
             r = self._log2(w)
+        elif func == "ex2":
+            r = self._exp2(w)
         elif func == "rcp":
             r = self._w(self._arith("FDiv", self._k(ONE), self._f(w)))
         else:

@@ -304,8 +304,13 @@ def flo(x: Ctx, i):
 
 
 def sgxt(x: Ctx, i):
+    """SGXT[.U32] Rd, Ra, Rb: the low Rb bits of Ra, sign-extended (zero-extended with .U32);
+    a width of 0 gives 0, one of 32 or more (without .W) all of Ra (the H200 on realkernels/bmsk_bitfield:
+    bfe.u32 with a length of 33-39 keeps every bit from the position up)."""
     d, a, n = i.ops[:3]
     va, vn = x.read(a), x.read(n)
+    if "W" not in i.mods:
+        vn = x.sel(x.cmp("gt", vn, x.k32(32), False), x.k32(32), vn)
     shift = x.sub(x.k32(32), vn)
     r = x.shr(x.shl(va, shift), shift) if "U32" in i.mods else x.sar(x.shl(va, shift), shift)
     x.write(d, x.sel(x.cmp("eq", vn, x.k32(0), False), x.k32(0), r))

@@ -108,28 +108,38 @@ def _decide(x: Ctx, test: str, unordered, ordered_cmp):
     return x.bor(unordered, r) if test.endswith("U") else x.band(x.bnot(unordered), r)
 
 
-def dcompare(x: Ctx, test: str, a, b):
-    """DSETP's test on two binary64 words (as fcompare): the order key of each half, compared
-    high half first."""
-    def parts(v):
-        hi, lo = x.hi(v), x.lo(v)
-        mag_hi = x.and_(hi, x.k32(~SIGN & 0xFFFFFFFF))
-        nan = x.bor(x.cmp("gt", mag_hi, x.k32(0x7FF00000), False),
-                    x.band(x.cmp("eq", mag_hi, x.k32(0x7FF00000), False), x.cmp("ne", lo, x.k32(0), False)))
-        zero = x.band(x.cmp("eq", mag_hi, x.k32(0), False), x.cmp("eq", lo, x.k32(0), False))
-        hi, lo = x.sel(zero, x.k32(0), hi), x.sel(zero, x.k32(0), lo)
-        negative = x.cmp("ge", hi, x.k32(SIGN), False)
-        return nan, x.sel(negative, x.not_(hi), x.or_(hi, x.k32(SIGN))), x.sel(negative, x.not_(lo), lo)
-    nan_a, ha, la = parts(a)
-    nan_b, hb, lb = parts(b)
+def is_nan64(x: Ctx, v):
+    """Whether a binary64 pair is a NaN."""
+    mag_hi, lo = x.and_(x.hi(v), x.k32(~SIGN & 0xFFFFFFFF)), x.lo(v)
+    return x.bor(x.cmp("gt", mag_hi, x.k32(0x7FF00000), False),
+                 x.band(x.cmp("eq", mag_hi, x.k32(0x7FF00000), False), x.cmp("ne", lo, x.k32(0), False)))
 
-    def ordered(op):
-        if op in ("eq", "ne"):
-            same = x.band(x.cmp("eq", ha, hb, False), x.cmp("eq", la, lb, False))
-            return same if op == "eq" else x.bnot(same)
-        return x.bor(x.cmp(op[0] + "t", ha, hb, False),
-                     x.band(x.cmp("eq", ha, hb, False), x.cmp(op, la, lb, False)))
-    return _decide(x, test, x.bor(nan_a, nan_b), ordered)
+
+def _order_key64(x: Ctx, v, zeros_alike: bool = True):
+    """(high, low) unsigned words that order binary64 numbers as their values, compared high
+    word first; -0 below +0 unless ``zeros_alike``."""
+    hi, lo = x.hi(v), x.lo(v)
+    if zeros_alike:
+        zero = x.band(x.cmp("eq", x.and_(hi, x.k32(~SIGN & 0xFFFFFFFF)), x.k32(0), False),
+                      x.cmp("eq", lo, x.k32(0), False))
+        hi, lo = x.sel(zero, x.k32(0), hi), x.sel(zero, x.k32(0), lo)
+    negative = x.cmp("ge", hi, x.k32(SIGN), False)
+    return x.sel(negative, x.not_(hi), x.or_(hi, x.k32(SIGN))), x.sel(negative, x.not_(lo), lo)
+
+
+def _compare64(x: Ctx, op: str, ka, kb):
+    """An ordering test on two keys of :func:`_order_key64`."""
+    (ha, la), (hb, lb) = ka, kb
+    if op in ("eq", "ne"):
+        same = x.band(x.cmp("eq", ha, hb, False), x.cmp("eq", la, lb, False))
+        return same if op == "eq" else x.bnot(same)
+    return x.bor(x.cmp(op[0] + "t", ha, hb, False), x.band(x.cmp("eq", ha, hb, False), x.cmp(op, la, lb, False)))
+
+
+def dcompare(x: Ctx, test: str, a, b):
+    """DSETP's test on two binary64 words (as fcompare)."""
+    ka, kb = _order_key64(x, a), _order_key64(x, b)
+    return _decide(x, test, x.bor(is_nan64(x, a), is_nan64(x, b)), lambda op: _compare64(x, op, ka, kb))
 
 
 def _sources(x: Ctx, i, n: int):
@@ -169,33 +179,66 @@ def _dsources(x: Ctx, i, n: int):
     return [fread(x, o, "f64") for o in i.ops[1:1 + n]]
 
 
+QUIET64 = 0x00080000      # the quiet bit of a binary64, in its high word
+
+
+def keep_nan64(x: Ctx, i, n: int, r):
+    """DADD/DMUL/DFMA's result ``r`` where a source is a NaN: that NaN, quieted, with its sign
+    and payload as the register holds them (the operand's -/|..| not applied; the first of
+    a, b, c that is a NaN). On the chip (H200): DADD.RZ Rd, Ra, -Rb with Rb = 0xfff8000000000001
+    gives 0xfff8000000000001, an Rb of 0x7ff0000000000001 gives 0x7ff8000000000001. An
+    invalid operation's NaN (inf - inf, 0 * inf) stays the canonical one of floatops."""
+    hi, lo = x.hi(r), x.lo(r)
+    for o in reversed(i.ops[1:1 + n]):
+        v = fread(x, replace(o, neg=False, abs=False), "f64")
+        nan = is_nan64(x, v)
+        hi, lo = x.sel(nan, x.or_(x.hi(v), x.k32(QUIET64)), hi), x.sel(nan, x.lo(v), lo)
+    return x.join(lo, hi)
+
+
 def dadd(x: Ctx, i):
-    """DADD[.RN|.RZ|.RM|.RP] Rd, Ra, Rb (register pairs)."""
+    """DADD[.RN|.RZ|.RM|.RP] Rd, Ra, Rb (register pairs); a NaN source is kept (keep_nan64)."""
     a, b = _dsources(x, i, 2)
-    x.write64(i.ops[0], x.fadd(a, b, "f64", rounding(i)))
+    x.write64(i.ops[0], keep_nan64(x, i, 2, x.fadd(a, b, "f64", rounding(i))))
 
 
 def dmul(x: Ctx, i):
-    """DMUL[.RN|.RZ|.RM|.RP] Rd, Ra, Rb."""
+    """DMUL[.RN|.RZ|.RM|.RP] Rd, Ra, Rb; a NaN source is kept (keep_nan64)."""
     a, b = _dsources(x, i, 2)
-    x.write64(i.ops[0], x.fmul(a, b, "f64", rounding(i)))
+    x.write64(i.ops[0], keep_nan64(x, i, 2, x.fmul(a, b, "f64", rounding(i))))
 
 
 def dfma(x: Ctx, i):
-    """DFMA[.RN|.RZ|.RM|.RP] Rd, Ra, Rb, Rc: a * b + c, rounded once."""
+    """DFMA[.RN|.RZ|.RM|.RP] Rd, Ra, Rb, Rc: a * b + c, rounded once; a NaN source is kept
+    (keep_nan64)."""
     a, b, c = _dsources(x, i, 3)
-    x.write64(i.ops[0], x.ffma(a, b, c, "f64", rounding(i)))
+    x.write64(i.ops[0], keep_nan64(x, i, 3, x.ffma(a, b, c, "f64", rounding(i))))
 
 
 def dsetp(x: Ctx, i):
-    """DSETP.test.{AND,OR,XOR} Pd, Pq, Ra, Rb, Pc: as FSETP on binary64 pairs. (.MIN/.MAX,
-    nvcc's fmin/fmax on doubles, are not modelled: which NaN the chip keeps is unconfirmed.)"""
+    """DSETP.test.{AND,OR,XOR} Pd, Pq, Ra, Rb, Pc: as FSETP on binary64 pairs; DSETP.MIN/.MAX:
+    :func:`dsetp_min_max`."""
     if "MIN" in i.mods or "MAX" in i.mods:
-        raise unsupported(i, ".MIN/.MAX (fmin/fmax of doubles)")
+        return dsetp_min_max(x, i)
     pd, pq, a, b, pacc = i.ops[:5]
     r, acc = dcompare(x, _test(i), fread(x, a, "f64"), fread(x, b, "f64")), x.readp(pacc)
     x.writep(pd, _combine(x, i, r, acc))
     x.writep(pq, _combine(x, i, x.bnot(r), acc))
+
+
+def dsetp_min_max(x: Ctx, i):
+    """DSETP.{MIN,MAX}.{AND,OR,XOR} Pd, Pq, Ra, Rb, Pc, nvcc's fmin/fmax of doubles: Pd says
+    that a is the result (a is a number, and b a NaN or a below b for MIN, above for MAX;
+    -0 below +0), Pq that both are NaNs; each combined with Pc. nvcc selects a where Pd,
+    else b, and quiets b where Pq. The H200: fmin/fmax of a number and a NaN, either way
+    round, give the number. Not seen on the chip: two NaNs, and -0 against +0."""
+    pd, pq, a, b, pacc = i.ops[:5]
+    va, vb = fread(x, a, "f64"), fread(x, b, "f64")
+    nan_a, nan_b = is_nan64(x, va), is_nan64(x, vb)
+    wins = _compare64(x, "lt" if "MIN" in i.mods else "gt", _order_key64(x, va, False), _order_key64(x, vb, False))
+    acc = x.readp(pacc)
+    x.writep(pd, _combine(x, i, x.band(x.bnot(nan_a), x.bor(nan_b, wins)), acc))
+    x.writep(pq, _combine(x, i, x.band(nan_a, nan_b), acc))
 
 
 def _test(i) -> str:
@@ -233,8 +276,9 @@ def fsel(x: Ctx, i):
 
 
 def fmnmx(x: Ctx, i):
-    """FMNMX[.FTZ] Rd, Ra, Rb, Pc: the minimum where Pc, the maximum where !Pc. A NaN gives the
-    other operand; two NaNs the canonical NaN."""
+    """FMNMX[.FTZ][.NAN] Rd, Ra, Rb, Pc: the minimum where Pc, the maximum where !Pc. A NaN gives
+    the other operand; two NaNs the canonical NaN. .NAN (PTX's min.NaN/max.NaN): any NaN gives
+    the canonical NaN (the H200: 0x7fffffff for every NaN of either operand)."""
     d, a, b, p = i.ops[:4]
     va, vb = (fread(x, o) for o in (a, b))
     if "FTZ" in i.mods:
@@ -244,6 +288,8 @@ def fmnmx(x: Ctx, i):
     r = x.sel(x.readp(p), x.sel(lt, va, vb), x.sel(lt, vb, va))
     nan_a, nan_b = is_nan(x, va), is_nan(x, vb)
     r = x.sel(nan_a, x.sel(nan_b, x.k32(0x7FFFFFFF), vb), x.sel(nan_b, va, r))
+    if "NAN" in i.mods:
+        r = x.sel(x.bor(nan_a, nan_b), x.k32(0x7FFFFFFF), r)
     x.write(d, r)
 
 
@@ -260,19 +306,40 @@ def i2f(x: Ctx, i):
 def f2i(x: Ctx, i):
     """F2I[.FTZ][.S32|.U32|.S64|.U64|...][.F16|.F32|.F64][.TRUNC|.FLOOR|.CEIL|.RN][.NTZ] Rd, Ra:
     a float to an integer, rounded as told (to nearest even by default), saturating at the
-    integer's range; NaN gives 0."""
+    integer's range. A NaN gives 0 with .NTZ (and to 8 or 16 bits: not seen on the chip), else
+    the integer with only its top bit set, signed or not (the H200: F2I.S64, .S64.TRUNC, .U64.FLOOR of an F32 NaN give
+    0x8000000000000000; F2I.F64, .F64.TRUNC, .F64.FLOOR, .U32.F64.CEIL of an F64 NaN
+    0x80000000; the .NTZ forms of F32 to S32/U32 give 0)."""
     fmt = _one(i, FLOAT_TYPES, "f32")
     width, signed = _one(i, INT_TYPES, (32, True))
     a = fread(x, i.ops[1], fmt)
     if "FTZ" in i.mods and fmt == "f32":
         a = flush(x, a)
     r = x.f2i(a, fmt, width, signed, rounding(i))
+    if "NTZ" not in i.mods and width >= 32:
+        r = _nan_to_top_bit(x, _is_nan_of(x, a, fmt), r, width)
     (x.write64 if width == 64 else x.write)(i.ops[0], r)
+
+
+def _is_nan_of(x: Ctx, v, fmt: str):
+    """Whether a word (a pair for f64; a binary16 in the low half) of ``fmt`` is a NaN."""
+    if fmt == "f64":
+        return is_nan64(x, v)
+    inf, magnitude = {"f16": (0x7C00, 0x7FFF), "bf16": (0x7F80, 0x7FFF)}.get(fmt, (INF, ~SIGN & 0xFFFFFFFF))
+    return x.cmp("gt", x.and_(v, x.k32(magnitude)), x.k32(inf), False)
+
+
+def _nan_to_top_bit(x: Ctx, nan, r, width: int):
+    """F2I's result ``r``, or the integer 1 << (width - 1) where ``nan``."""
+    if width == 64:
+        return x.join(x.sel(nan, x.k32(0), x.lo(r)), x.sel(nan, x.k32(SIGN), x.hi(r)))
+    return x.sel(nan, x.k32(1 << width - 1), r)
 
 
 def f2f(x: Ctx, i):
     """F2F[.FTZ].dst.src[.RN|.RZ|.RM|.RP] Rd, Ra: between F16, F32 and F64 (the destination
-    type first); the same type on both sides rounds to an integral value (as FRND)."""
+    type first); the same type on both sides rounds to an integral value (as FRND). Between
+    F32 and F64 a NaN keeps its payload (_converted_nan); others give the canonical NaN."""
     types = [FLOAT_TYPES[m] for m in i.mod_list if m in FLOAT_TYPES]
     if len(types) == 1:
         types *= 2
@@ -285,7 +352,24 @@ def f2f(x: Ctx, i):
     r = x.frnd(a, src, rounding(i)) if dst == src else x.f2f(a, src, dst, rounding(i))
     if "FTZ" in i.mods and dst == "f32":
         r = flush(x, r)
+    if {src, dst} == {"f32", "f64"}:
+        r = _converted_nan(x, fread(x, replace(i.ops[1], neg=False, abs=False), src), src, r)
     fwrite(x, i.ops[0], r, dst)
+
+
+def _converted_nan(x: Ctx, v, src: str, r):
+    """F2F between F32 and F64: a NaN keeps its sign and payload, quieted: the fraction's top
+    bits carry over (F64 to F32 drops the low 29; F32 to F64 adds 29 zeros). On the chip
+    (H200): F2F.F64.F32, DMUL, F2F.F32.F64 take 0x7f800001 to 0x7fc00001 and 0xffc00000 to
+    0xffc00000. ``r`` where ``v`` is no NaN."""
+    if src == "f32":
+        hi = x.or_(x.or_(x.and_(v, x.k32(SIGN)), x.k32(0x7FF80000)), x.shr(x.and_(v, x.k32(0x7FFFFF)), x.k32(3)))
+        nan = is_nan(x, v)
+        return x.join(x.sel(nan, x.shl(v, x.k32(29)), x.lo(r)), x.sel(nan, hi, x.hi(r)))
+    hi, lo = x.hi(v), x.lo(v)
+    word = x.or_(x.or_(x.and_(hi, x.k32(SIGN)), x.k32(0x7FC00000)),
+                 x.or_(x.shl(x.and_(hi, x.k32(0xFFFFF)), x.k32(3)), x.shr(lo, x.k32(29))))
+    return x.sel(is_nan64(x, v), word, r)
 
 
 def frnd(x: Ctx, i):
