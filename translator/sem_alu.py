@@ -100,8 +100,8 @@ def imad(x: Ctx, i):
     if not couts and not i.mods & {"X", "HI"}:   # no carries: plain 32-bit arithmetic
         x.write(dst[0], x.add(x.mul(a, b), x.read(srcs[2])))
         return
-    if "HI" in i.mods:      # c is a register pair: hi32(a*b + c64)
-        total = x.zext(x.hi(x.add64(x.mul64(ext(a), ext(b)), x.read64(srcs[2]))))
+    if "HI" in i.mods:
+        total = _mul_hi_add(x, x.mul64(ext(a), ext(b)), x.read64(srcs[2]))
     else:
         total = x.add64(x.zext(x.mul(a, b)), _wide(x, srcs[2]))
     if "X" in i.mods:
@@ -109,6 +109,15 @@ def imad(x: Ctx, i):
     x.write(dst[0], x.lo(total))
     if couts:
         x.writep(couts[0], carry(x, total))
+
+
+def _mul_hi_add(x: Ctx, prod, c):
+    """IMAD.HI's sum: bits 32..63 of the 64-bit product plus the register pair c, and above them
+    the carry out of bit 63. The 64-bit sum is taken in halves so that carry is kept: the udiv64
+    and mul.hi.u64 sequences chain it into the next IADD3.X/IMAD.X (dropping it makes 64-bit
+    quotients one unit of 2^32 low)."""
+    low = x.add64(x.zext(x.lo(prod)), x.zext(x.lo(c)))
+    return x.add64(x.add64(x.zext(x.hi(prod)), x.zext(x.hi(c))), x.zext(x.hi(low)))
 
 
 def lea(x: Ctx, i):
