@@ -100,15 +100,25 @@ def imad(x: Ctx, i):
     if not couts and not i.mods & {"X", "HI"}:   # no carries: plain 32-bit arithmetic
         x.write(dst[0], x.add(x.mul(a, b), x.read(srcs[2])))
         return
-    if "HI" in i.mods:      # c is a register pair: hi32(a*b + c64)
-        total = x.zext(x.hi(x.add64(x.mul64(ext(a), ext(b)), x.read64(srcs[2]))))
+    carry_in = cin(x, cins, 0) if "X" in i.mods else x.k64(0)
+    if "HI" in i.mods:
+        total = _mul_hi_add(x, x.mul64(ext(a), ext(b)), x.read64(srcs[2]), carry_in)
     else:
-        total = x.add64(x.zext(x.mul(a, b)), _wide(x, srcs[2]))
-    if "X" in i.mods:
-        total = x.add64(total, cin(x, cins, 0))
+        total = x.add64(x.add64(x.zext(x.mul(a, b)), _wide(x, srcs[2])), carry_in)
     x.write(dst[0], x.lo(total))
     if couts:
         x.writep(couts[0], carry(x, total))
+
+
+def _mul_hi_add(x: Ctx, prod, c, carry_in):
+    """IMAD.HI's sum: bits 32..63 of (the 64-bit product + the register pair c + carry_in), and
+    above them the carry out of bit 63. The 64-bit sum is taken in halves so that carry is kept:
+    the udiv64 and mul.hi.u64 sequences chain it into the next IADD3.X/IMAD.X (dropping it makes
+    64-bit quotients one unit of 2^32 low). The carry-in (.X) enters at bit 0, where the
+    mul.hi.u64 of a division by a constant puts the carry out of the middle partial products
+    (``IADD3 RZ, P1, ...`` then ``IMAD.HI.U32.X``); added to the high word it is 2^32 too big."""
+    low = x.add64(x.add64(x.zext(x.lo(prod)), x.zext(x.lo(c))), carry_in)
+    return x.add64(x.add64(x.zext(x.hi(prod)), x.zext(x.hi(c))), x.zext(x.hi(low)))
 
 
 def lea(x: Ctx, i):
