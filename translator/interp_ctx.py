@@ -10,7 +10,7 @@ import math
 import struct
 from dataclasses import dataclass, field
 
-from . import abi, intops, regs
+from . import abi, intops, regs, schedule
 from .errors import TranslatorError, UnsupportedInstruction
 from .intops import M32, M64, s32
 
@@ -33,6 +33,7 @@ class Thread:
     b: list[int] = field(default_factory=lambda: [0] * 16)
     exited: bool = False
     waiting: bool = False
+    sync_mask: int | None = None        # the mask of the WARPSYNC it stands at
     yielded: bool = False
     steps: int = 0
     bar_gen: int = 0
@@ -378,6 +379,8 @@ class ThreadCtx:
         if self.en and not self.gather:
             key = (self.t.warp, barrier)
             self.cta.brk[key] = self.cta.brk.get(key, 0) | 1 << self.t.lane
+            if self.t.b[barrier] & ~(1 << self.t.lane):
+                schedule.leave_region(self.cta, self.t, barrier)
 
     def yield_(self):
         if self.en and not self.gather:
