@@ -82,16 +82,26 @@ class Waits:
 
     def _same_mask(self, x, mask):
         """Lanes of this warp whose published WARPSYNC mask equals ``mask``: each lane of the
-        turn publishes its own (0 when its guard is false), then all read after a barrier."""
-        e = self.e
+        turn publishes its own (0 when its guard is false), then all read after a barrier.
+        The 32 comparisons are one helper function, which leaves its answer in a Private
+        variable (helpers return nothing)."""
+        e, m, u32 = self.e, self.m, self.m.u32()
         self.st("wmask", e.tid, x.sel(x.en, mask, x.k32(0)))
         self.barrier()
-        first = x.mul(e.warp_id, x.k32(32))
-        same = x.k32(0)
-        for lane in range(32):
-            equal = x.cmp("eq", self.ld("wmask", x.add(first, x.k32(lane))), mask, False)
-            same = x.or_(same, x.sel(equal, x.k32(1 << lane), x.k32(0)))
-        return same
+        if getattr(self, "_same_var", None) is None:
+            self._same_var = m.global_var(m.pointer("Private", u32), "Private", "same_mask")
+
+        def body(fn, first, want):
+            same = e.k(0)
+            for lane in range(32):
+                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, e.k(lane)))
+                equal = fn.op("IEqual", m.bool(), fn.load(u32, ptr, volatile=True), want)
+                same = fn.op("BitwiseOr", u32, same, fn.op("Select", u32, equal, e.k(1 << lane), e.k(0)))
+            fn.store(self._same_var, same)
+
+        fn = e.helper("same_mask", (u32, u32), body)
+        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), mask)
+        return self.f.load(u32, self._same_var)
 
     def warpsync(self, x, mask):
         e, f = self.e, self.f
