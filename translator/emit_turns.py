@@ -36,6 +36,11 @@ def state_uses(insts) -> set[str]:
     return uses
 
 
+def region_barriers(insts) -> int:
+    """How many convergence barrier registers (B0..) the program's BSSY/BSYNC/BREAK name."""
+    return max((i.ops[0].value + 1 for i in insts if i.spec.region and i.ops), default=0)
+
+
 class FreeWarp:
     """Free mode: no collectives; convergence instructions have nothing to wait for."""
 
@@ -80,6 +85,8 @@ class TurnsWarp(Collectives, Waits, TurnLoop):
                              ("released", self.warps if "warpsync" in uses else 0),
                              ("yielding", self.warps if "yielding" in uses else 0),
                              ("brk", self.warps * 16 if "region" in uses else 0),
+                             ("bx", self.n * region_barriers(e.program.insts)),
+                             ("wmask", self.n if "warpsync" in uses else 0),
                              ("masks", 3 * self.warps * WORDS if "exchange" in uses else 0),
                              ("vals", 3 * self.n if "values" in uses else 0),
                              ("bar", 16 * BAR_FIELDS if "bar" in uses else 0)):

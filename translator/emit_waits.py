@@ -15,12 +15,16 @@ BAR_FIELDS = 5          # count, popc, generation, result popc, result count
 class Waits:
     """BSSY, BREAK, BSYNC, WARPSYNC, BAR and YIELD for the threads of one turn."""
 
+    def _bx(self, x, barrier, tid):
+        """Where thread ``tid`` keeps its mask of convergence barrier ``barrier`` (in workgroup
+        memory: a lane that leaves the region takes itself out of its warp-mates' masks)."""
+        return x.add(x.k32(self.offsets["bx"] + barrier * self.n), tid)
+
     def bssy(self, x, barrier):
-        e, f, u32 = self.e, self.f, self.m.u32()
+        f = self.f
         act = self.active(x)
-        var = e.barrier_reg(barrier)
-        f.store(var, f.op("Select", u32, x.en, act, f.load(u32, var)))
         with f.if_(x.en):
+            self.st(None, self._bx(x, barrier, self.e.tid), act)
             self.atomic("AtomicAnd", None, x.add(self.mine["brk"], x.k32(barrier)), x.not_(self.bit))
             self.atomic("AtomicAnd", None, self.mine["yielding"], x.not_(self.bit))
 
@@ -29,10 +33,28 @@ class Waits:
         with f.if_(x.en):
             self.atomic("AtomicOr", None, self.mine["yielding"], self.bit)
 
+    def _leave_region(self, x, barrier, others):
+        """This lane has left ``barrier``'s region: where some lanes of its mask (``others``)
+        may still hold the region, it is taken out of every warp-mate's mask, so that a BSYNC
+        of theirs no longer waits for it even after it enters a new region of that barrier."""
+        e, u32 = self.e, self.m.u32()
+
+        def body(fn, base, keep):
+            for lane in range(32):
+                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, base, e.k(lane)))
+                fn.op("AtomicAnd", u32, ptr, e.k(Scope.Workgroup), e.k(Sem.Relaxed), keep)
+
+        fn = e.helper("leave_region", (u32, u32), body)
+        first = self._bx(x, barrier, x.mul(e.warp_id, x.k32(32)))
+        with self.f.if_(x.cmp("ne", others, x.k32(0), False)):
+            self.f.call(fn, first, x.not_(self.bit))
+
     def brk(self, x, barrier):
         f = self.f
         with f.if_(x.en):
             self.atomic("AtomicOr", None, x.add(self.mine["brk"], x.k32(barrier)), self.bit)
+            own = self.ld(None, self._bx(x, barrier, self.e.tid))
+            self._leave_region(x, barrier, x.and_(own, x.not_(self.bit)))
 
     def _settle(self, x, passed):
         """A waiting instruction's verdict: pass on, or stay at this pc and wait."""
@@ -42,18 +64,44 @@ class Waits:
         f.store(e.waiting, f.op("Select", bool_, active, stay, f.load(bool_, e.waiting)))
 
     def bsync(self, x, barrier):
-        e, f, u32 = self.e, self.f, self.m.u32()
+        f = self.f
         present = self.participants(x)
         slot = x.add(self.mine["brk"], x.k32(barrier))
-        gone = x.or_(x.or_(self.ld(None, self.mine["exited"]), self.ld(None, slot)), self.ld(None, self.mine["yielding"]))
-        missing = x.and_(x.and_(f.load(u32, e.barrier_reg(barrier)), self.lanes), x.not_(x.or_(present, gone)))
+        exited = self.ld(None, self.mine["exited"])
+        gone = x.or_(x.or_(exited, self.ld(None, slot)), self.ld(None, self.mine["yielding"]))
+        own = x.and_(self.ld(None, self._bx(x, barrier, self.e.tid)), self.lanes)
+        missing = x.and_(own, x.not_(x.or_(present, gone)))
         ok = x.cmp("eq", missing, x.k32(0), False)
         # no barrier needed: a lane updates only its own bits, and its warp-mates in this turn
         # count it as present whatever its bits say
         with f.if_(x.band(x.en, ok)):
             self.atomic("AtomicOr", None, slot, self.bit)
             self.atomic("AtomicAnd", None, self.mine["yielding"], x.not_(self.bit))
+            self._leave_region(x, barrier, x.and_(own, x.not_(x.or_(present, exited))))
         self._settle(x, x.bor(x.bnot(x.en), ok))
+
+    def _same_mask(self, x, mask):
+        """Lanes of this warp whose published WARPSYNC mask equals ``mask``: each lane of the
+        turn publishes its own (0 when its guard is false), then all read after a barrier.
+        The 32 comparisons are one helper function, which leaves its answer in a Private
+        variable (helpers return nothing)."""
+        e, m, u32 = self.e, self.m, self.m.u32()
+        self.st("wmask", e.tid, x.sel(x.en, mask, x.k32(0)))
+        self.barrier()
+        if getattr(self, "_same_var", None) is None:
+            self._same_var = m.global_var(m.pointer("Private", u32), "Private", "same_mask")
+
+        def body(fn, first, want):
+            same = e.k(0)
+            for lane in range(32):
+                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, e.k(lane)))
+                equal = fn.op("IEqual", m.bool(), fn.load(u32, ptr, volatile=True), want)
+                same = fn.op("BitwiseOr", u32, same, fn.op("Select", u32, equal, e.k(1 << lane), e.k(0)))
+            fn.store(self._same_var, same)
+
+        fn = e.helper("same_mask", (u32, u32), body)
+        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), mask)
+        return self.f.load(u32, self._same_var)
 
     def warpsync(self, x, mask):
         e, f = self.e, self.f
@@ -61,13 +109,14 @@ class Waits:
         w = e.warp_id
         ws, rel = self.ld("wsync", w), self.ld("released", w)
         mine = x.cmp("ne", x.and_(rel, self.bit), x.k32(0), False)
-        missing = x.and_(x.and_(mask, self.lanes), x.not_(x.or_(x.or_(present, self.ld("exited", w)), ws)))
+        joined = x.and_(self._same_mask(x, mask), x.or_(present, ws))
+        missing = x.and_(x.and_(mask, self.lanes), x.not_(x.or_(self.ld("exited", w), joined)))
         ok = x.cmp("eq", missing, x.k32(0), False)
         passed = x.bor(x.bnot(x.en), x.bor(mine, ok))
         with f.if_(x.band(x.en, mine)):
             self.atomic("AtomicAnd", "released", w, x.not_(self.bit))
         with f.if_(x.band(x.en, x.band(x.bnot(mine), ok))):
-            self.atomic("AtomicOr", "released", w, x.and_(x.and_(mask, ws), x.not_(present)))
+            self.atomic("AtomicOr", "released", w, x.and_(joined, x.not_(present)))
         with f.if_(x.band(x.en, x.bnot(passed))):
             self.atomic("AtomicOr", "wsync", w, self.bit)
         with f.if_(x.band(x.en, passed)):

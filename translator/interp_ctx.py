@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from . import abi, floatops, intops, mufuops, regs
+from . import abi, floatops, intops, mufuops, regs, schedule
 from .errors import TranslatorError, UnsupportedInstruction
 from .intops import M32, M64, s32
 
@@ -32,6 +32,7 @@ class Thread:
     b: list[int] = field(default_factory=lambda: [0] * 16)
     exited: bool = False
     waiting: bool = False
+    sync_mask: int | None = None        # the mask of the WARPSYNC it stands at
     yielded: bool = False
     steps: int = 0
     bar_gen: int = 0
@@ -339,6 +340,8 @@ class ThreadCtx:
         if self.en and not self.gather:
             key = (self.t.warp, barrier)
             self.cta.brk[key] = self.cta.brk.get(key, 0) | 1 << self.t.lane
+            if self.t.b[barrier] & ~(1 << self.t.lane):
+                schedule.leave_region(self.cta, self.t, barrier)
 
     def yield_(self):
         if self.en and not self.gather:

@@ -22,9 +22,12 @@ emits the same decisions.
 - BSYNC Bx passes when every lane of the thread's Bx mask has exited, left the region (by
   BREAK Bx or by passing this BSYNC earlier), stands at this pc, or has executed YIELD since
   it entered the region (a spinning lane releases the barrier, as on Volta and later: the
-  holder of a spin lock must get past BSYNC while its warp-mates still spin).
-- WARPSYNC m passes when every lane of m has exited, stands at this pc, or waits at another
-  WARPSYNC; the lanes it finds waiting elsewhere are released too.
+  holder of a spin lock must get past BSYNC while its warp-mates still spin). A lane that
+  leaves while lanes of its mask are elsewhere is taken out of their Bx masks: it stays gone
+  for them even after it enters a new region of the same barrier (``leave_region``).
+- WARPSYNC m passes when every lane of m has exited, or stands at a WARPSYNC with the same
+  mask m: at this pc, or waiting at another (those are released too). Lanes at this pc with
+  another mask are a different ``*_sync`` call in the same slow-path helper.
 - BAR counts arrivals per barrier id; it completes when the count reaches the thread count
   given (or every thread of the block that has not exited), which bumps the barrier's
   generation and lets every thread that arrived in the previous generation pass.
@@ -87,16 +90,35 @@ def sync_step(m, cta, inst, parts) -> None:
         _bar(cta, inst, requests)
         return
     decide = _bsync_passes if rule == "bsync" else _warpsync_passes
+    if rule == "warpsync":
+        for t, en, req in requests:
+            t.sync_mask = req[1] if en else None
     verdicts = [(t, en, req, (not en) or decide(m.program.blocks, cta, inst, t, req)) for t, en, req in requests]
+    present = {t.warp: _present(cta, t.warp, inst.pc) for t in parts}
     for t, en, req, passed in verdicts:
         if passed:
             if rule == "bsync" and en:       # it has left the region: nobody waits for it there
                 key = (t.warp, req[1])
                 cta.brk[key] = cta.brk.get(key, 0) | 1 << t.lane
+                if t.b[req[1]] & ~present[t.warp]:     # lanes of its region are elsewhere
+                    leave_region(cta, t, req[1])
                 cta.yielding[t.warp] = cta.yielding.get(t.warp, 0) & ~(1 << t.lane)
             _advance(t, inst)
         else:
             t.waiting = True
+
+
+def _present(cta, warp: int, pc: int) -> int:
+    """The lanes of a warp at pc (this turn's participants), or exited."""
+    return sum(1 << u.lane for u in _lanes(cta, warp, 0xFFFFFFFF) if u.exited or u.pc == pc)
+
+
+def leave_region(cta, t, barrier) -> None:
+    """Thread t has left barrier's region (BREAK, or past its BSYNC while lanes of its mask
+    were elsewhere): it is taken out of every warp-mate's mask of that barrier, so that their
+    BSYNC no longer waits for it, even after it enters a new region of the same barrier."""
+    for u in _lanes(cta, t.warp, 0xFFFFFFFF):
+        u.b[barrier] &= ~(1 << t.lane)
 
 
 def _bsync_passes(blocks, cta, inst, t, request) -> bool:
@@ -116,7 +138,8 @@ def _warpsync_passes(blocks, cta, inst, t, request) -> bool:
         return True
     mask = request[1]
     lanes = list(_lanes(cta, t.warp, mask))
-    if not all(u.exited or u.pc == inst.pc or (u.waiting and _is_warpsync(blocks, u.pc)) for u in lanes):
+    if not all(u.exited or (u.sync_mask == mask and (u.pc == inst.pc or (u.waiting and _is_warpsync(blocks, u.pc))))
+               for u in lanes):
         return False
     for u in lanes:
         if not u.exited and u.pc != inst.pc:
