@@ -332,14 +332,23 @@ class SpirvCtx:
     def warpsync(self, mask): self.e.warp.warpsync(self, mask)
     def bar(self, kind, barrier, count, pred): self.e.warp.bar(self, kind, barrier, count, pred)
     def bar_result(self): return self.f.load(self.u32, self.e.bar_result)
-    def barrier_mask(self, barrier): return self.f.load(self.u32, self.e.barrier_reg(barrier))
+    def barrier_mask(self, barrier):
+        """Bx's mask: in workgroup memory where the turns bookkeeping keeps it, else the thread's own."""
+        warp = self.e.warp
+        if warp.region_masks_shared:
+            return warp.ld(None, warp._bx(self, barrier, self.e.tid))
+        return self.f.load(self.u32, self.e.barrier_reg(barrier))
 
     def set_barrier_mask(self, barrier, mask):
         """Bx = mask where enabled, and the thread is in Bx's region again: its bit in the
         region's "left" word (turns bookkeeping, as BSSY clears it) is cleared."""
         f, e, warp = self.f, self.e, self.e.warp
-        var = e.barrier_reg(barrier)
-        f.store(var, f.op("Select", self.u32, self.en, mask, f.load(self.u32, var)))
+        if warp.region_masks_shared:
+            with f.if_(self.en):
+                warp.st(None, warp._bx(self, barrier, e.tid), mask)
+        else:
+            var = e.barrier_reg(barrier)
+            f.store(var, f.op("Select", self.u32, self.en, mask, f.load(self.u32, var)))
         if "brk" in getattr(warp, "mine", {}):
             with f.if_(self.en):
                 warp.atomic("AtomicAnd", None, self.add(warp.mine["brk"], self.k32(barrier)), self.not_(warp.bit))

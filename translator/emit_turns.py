@@ -38,11 +38,13 @@ def state_uses(insts) -> set[str]:
 
 def region_barriers(insts) -> int:
     """How many convergence barrier registers (B0..) the program's BSSY/BSYNC/BREAK name."""
-    return max((i.ops[0].value + 1 for i in insts if i.spec.region and i.ops), default=0)
+    return max((o.value + 1 for i in insts if i.spec.region for o in i.ops if o.kind == "barrier"), default=0)
 
 
 class FreeWarp:
     """Free mode: no collectives; convergence instructions have nothing to wait for."""
+
+    region_masks_shared = False      # Bx masks live in each thread's own variable
 
     def __init__(self, e):
         self.e = e
@@ -92,6 +94,7 @@ class TurnsWarp(Collectives, Waits, TurnLoop):
                              ("bar", 16 * BAR_FIELDS if "bar" in uses else 0)):
             self.offsets[name], self.lengths[name], size = size, length, size + length
         self.state_words = size
+        self.region_masks_shared = self.lengths["bx"] > 0   # Bx masks in workgroup memory (Waits._bx)
         self.state = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_state")
         # where each thread publishes its pc (NONE once exited) before the vote: two turn-parity
         # halves of uvec4, so a warp's 32 pcs are 8 vector loads
