@@ -6,10 +6,32 @@ of :class:`translator.emit_turns.TurnsWarp`, whose bookkeeping (``ld``, ``st``, 
 """
 from __future__ import annotations
 
+from .spirv_enums import Control
 from .spirv_enums import MemorySemantics as Sem
 from .spirv_enums import Scope
 
 BAR_FIELDS = 5          # count, popc, generation, result popc, result count
+
+
+def lane_loop(fn, m, k, body) -> None:
+    """``for (lane = 0; lane < 32; ++lane) body(lane)`` in helper function ``fn``: a loop, not
+    32 copies, since drivers inline helpers at every call site."""
+    u32, bool_ = m.u32(), m.bool()
+    i = fn.local(u32, None, k(0))
+    header, block, cont, merge = (m.new_id() for _ in range(4))
+    fn.op("Branch", None, header)
+    fn.label(header)
+    lane = fn.load(u32, i)
+    go = fn.op("ULessThan", bool_, lane, k(32))
+    fn.op("LoopMerge", None, merge, cont, Control.NONE)
+    fn.op("BranchConditional", None, go, block, merge)
+    fn.label(block)
+    body(lane)
+    fn.op("Branch", None, cont)
+    fn.label(cont)
+    fn.store(i, fn.op("IAdd", u32, lane, k(1)))
+    fn.op("Branch", None, header)
+    fn.label(merge)
 
 
 class Waits:
@@ -40,9 +62,10 @@ class Waits:
         e, u32 = self.e, self.m.u32()
 
         def body(fn, base, keep):
-            for lane in range(32):
-                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, base, e.k(lane)))
+            def each(lane):
+                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, base, lane))
                 fn.op("AtomicAnd", u32, ptr, e.k(Scope.Workgroup), e.k(Sem.Relaxed), keep)
+            lane_loop(fn, self.m, e.k, each)
 
         fn = e.helper("leave_region", (u32, u32), body)
         first = self._bx(x, barrier, x.mul(e.warp_id, x.k32(32)))
@@ -92,12 +115,14 @@ class Waits:
             self._same_var = m.global_var(m.pointer("Private", u32), "Private", "same_mask")
 
         def body(fn, first, want):
-            same = e.k(0)
-            for lane in range(32):
-                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, e.k(lane)))
+            fn.store(self._same_var, e.k(0))
+
+            def each(lane):
+                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, lane))
                 equal = fn.op("IEqual", m.bool(), fn.load(u32, ptr, volatile=True), want)
-                same = fn.op("BitwiseOr", u32, same, fn.op("Select", u32, equal, e.k(1 << lane), e.k(0)))
-            fn.store(self._same_var, same)
+                bit = fn.op("Select", u32, equal, fn.op("ShiftLeftLogical", u32, e.k(1), lane), e.k(0))
+                fn.store(self._same_var, fn.op("BitwiseOr", u32, fn.load(u32, self._same_var), bit))
+            lane_loop(fn, m, e.k, each)
 
         fn = e.helper("same_mask", (u32, u32), body)
         self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), mask)
