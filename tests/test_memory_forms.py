@@ -11,24 +11,7 @@ import random
 
 from harness.cases import Param
 
-M32 = 0xFFFFFFFF
-SENTINEL = 0xA5A5A5A5
-HEAD = ["IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28]", "S2R R0, SR_TID.X"]
-
-
-def load_inputs(n_in: int) -> list[str]:
-    """Thread t's n_in input words into R10.., and R6:R7 = its output row's address."""
-    return [f"IMAD.WIDE.U32 R2, R0, {4 * n_in:#x}, c[0x0][0x160]",
-            *(f"LDG.E R{10 + j}, [R2.64+{4 * j:#x}]" for j in range(n_in))]
-
-
-def store_outputs(n_out: int, first: int = 20) -> list[str]:
-    return [f"IMAD.WIDE.U32 R6, R0, {4 * n_out:#x}, c[0x0][0x168]",
-            *(f"STG.E [R6.64+{4 * k:#x}], R{first + k}" for k in range(n_out)), "EXIT"]
-
-
-def rows_of(words: list[int], n: int) -> list[list[int]]:
-    return [words[t * n:(t + 1) * n] for t in range(len(words) // n)]
+from listing_kit import HEAD, M32, SENTINEL, load_inputs, rows_of, store_outputs
 
 
 def sext(v: int, bits: int) -> int:
