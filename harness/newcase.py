@@ -119,6 +119,16 @@ def find_nvdisasm() -> str:
         "site-packages/nvidia/cu13/bin/nvdisasm)")
 
 
+def cuda_tools_present() -> bool:
+    """Whether nvcc and nvdisasm can both be found (what new-case, fuzz and corpus need)."""
+    try:
+        find_nvcc()
+        find_nvdisasm()
+    except ToolMissing:
+        return False
+    return True
+
+
 def nvcc_version(nvcc: str) -> str:
     """'13.0' from ``nvcc --version`` ('' if it does not say)."""
     try:

@@ -43,12 +43,7 @@ extern "C" __global__ void lane_xor(unsigned *out) {
 
 
 def _have_tools() -> bool:
-    try:
-        newcase.find_nvcc()
-        newcase.find_nvdisasm()
-    except newcase.ToolMissing:
-        return False
-    return shutil.which("spirv-val") is not None
+    return newcase.cuda_tools_present() and shutil.which("spirv-val") is not None
 
 
 needs_tools = pytest.mark.skipif(not _have_tools(), reason="needs nvcc, nvdisasm and spirv-val")

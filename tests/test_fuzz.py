@@ -17,15 +17,6 @@ from harness.fuzz.generate import PRELUDE, Program, generate
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 
-def _have_cuda() -> bool:
-    try:
-        newcase.find_nvcc()
-        newcase.find_nvdisasm()
-    except newcase.ToolMissing:
-        return False
-    return True
-
-
 def _program(name: str, body: str, block: int = 32, grid: int = 1, out_words: int | None = None) -> Program:
     """A hand-written kernel ``name(unsigned *out, const unsigned *in)`` as a Program."""
     threads = block * grid
@@ -168,7 +159,7 @@ def test_model_rejects_ill_defined_programs(ill_defined_results, name):
 
 # ---------------------------------------------------------------- a campaign
 
-@pytest.mark.skipif(not _have_cuda() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
+@pytest.mark.skipif(not newcase.cuda_tools_present() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
 @pytest.mark.xdist_group("fuzz-campaign")
 def test_small_campaign_end_to_end(tmp_path, capsys):
     out, summary = tmp_path / "c", tmp_path / "summary.json"
@@ -204,7 +195,7 @@ class _FakeGpu:
         return words
 
 
-@pytest.mark.skipif(not _have_cuda() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
+@pytest.mark.skipif(not newcase.cuda_tools_present() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
 @pytest.mark.xdist_group("fuzz-campaign")
 def test_record_writes_one_batch_and_compares_with_the_model(tmp_path, monkeypatch, capsys):
     from harness import truth

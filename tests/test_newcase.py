@@ -18,16 +18,7 @@ __global__ void mangled_one(unsigned *out) { out[threadIdx.x] = 1; }
 '''
 
 
-def _have_tools() -> bool:
-    try:
-        newcase.find_nvcc()
-        newcase.find_nvdisasm()
-    except newcase.ToolMissing:
-        return False
-    return True
-
-
-needs_tools = pytest.mark.skipif(not _have_tools(), reason="needs nvcc and nvdisasm")
+needs_tools = pytest.mark.skipif(not newcase.cuda_tools_present(), reason="needs nvcc and nvdisasm")
 
 
 def _source(tmp_path: Path, where: str = "cases/mine") -> Path:

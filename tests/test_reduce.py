@@ -21,16 +21,7 @@ from harness.results import CaseResult, Mismatch, Status
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 
-def _have_cuda() -> bool:
-    try:
-        newcase.find_nvcc()
-        newcase.find_nvdisasm()
-    except newcase.ToolMissing:
-        return False
-    return True
-
-
-needs_cuda = pytest.mark.skipif(not (_have_cuda() and shutil.which("g++")), reason="needs nvcc, nvdisasm and g++")
+needs_cuda = pytest.mark.skipif(not (newcase.cuda_tools_present() and shutil.which("g++")), reason="needs nvcc, nvdisasm and g++")
 NEEDLE_SEED, NEEDLE = 157, "__match_any_sync"      # a match_any inside a per-lane loop, 18 statements
 
 
