@@ -328,7 +328,7 @@ class SpirvCtx:
         self.e.warp.yield_(self)
     def bssy(self, barrier): self.e.warp.bssy(self, barrier)
     def bsync(self, barrier): self.e.warp.bsync(self, barrier)
-    def brk(self, barrier): self.e.warp.brk(self, barrier)
+    def brk(self, barrier, cond=None): self.e.warp.brk(self, barrier, cond)
     def warpsync(self, mask): self.e.warp.warpsync(self, mask)
     def bar(self, kind, barrier, count, pred): self.e.warp.bar(self, kind, barrier, count, pred)
     def bar_result(self): return self.f.load(self.u32, self.e.bar_result)

@@ -86,7 +86,8 @@ class TurnLoop:
         e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
         pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
         yielded = f.load(bool_, e.yielded)
-        rank = f.op("Select", u32, waiting, e.k(WAIT_BIT), f.op("Select", u32, yielded, e.k(YIELD_BIT), e.k(0)))
+        rank = f.op("BitwiseOr", u32, f.op("Select", u32, waiting, e.k(WAIT_BIT), e.k(0)),
+                    f.op("Select", u32, yielded, e.k(YIELD_BIT), e.k(0)))
         mine = f.op("BitwiseOr", u32, pc, rank)
         n = f.load(u32, tv.votes)
         slot = f.op("UMod", u32, n, e.k(SLOTS))

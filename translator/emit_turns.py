@@ -53,7 +53,7 @@ class FreeWarp:
     def yield_(self, x): pass
     def bssy(self, x, barrier): pass
     def bsync(self, x, barrier): pass
-    def brk(self, x, barrier): pass
+    def brk(self, x, barrier, cond=None): pass
     def warpsync(self, x, mask): pass
 
     def _refuse(self, x, *args):

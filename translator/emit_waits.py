@@ -72,9 +72,9 @@ class Waits:
         with self.f.if_(x.cmp("ne", others, x.k32(0), False)):
             self.f.call(fn, first, x.not_(self.bit))
 
-    def brk(self, x, barrier):
+    def brk(self, x, barrier, cond=None):
         f = self.f
-        with f.if_(x.en):
+        with f.if_(x.en if cond is None else x.band(x.en, cond)):
             self.atomic("AtomicOr", None, x.add(self.mine["brk"], x.k32(barrier)), self.bit)
             own = self.ld(None, self._bx(x, barrier, self.e.tid))
             self._leave_region(x, barrier, x.and_(own, x.not_(self.bit)))
@@ -85,6 +85,7 @@ class Waits:
         stay = x.band(active, x.bnot(passed))
         x.out.stay(x, stay)
         f.store(e.waiting, f.op("Select", bool_, active, stay, f.load(bool_, e.waiting)))
+        f.store(e.yielded, f.op("LogicalOr", bool_, f.load(bool_, e.yielded), stay))   # tried this round
 
     def bsync(self, x, barrier):
         f = self.f

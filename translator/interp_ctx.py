@@ -336,8 +336,8 @@ class ThreadCtx:
             self.cta.brk[key] = self.cta.brk.get(key, 0) & ~(1 << self.t.lane)
             self.cta.yielding[self.t.warp] = self.cta.yielding.get(self.t.warp, 0) & ~(1 << self.t.lane)
 
-    def brk(self, barrier):
-        if self.en and not self.gather:
+    def brk(self, barrier, cond=None):
+        if self.en and not self.gather and (cond is None or cond):
             key = (self.t.warp, barrier)
             self.cta.brk[key] = self.cta.brk.get(key, 0) | 1 << self.t.lane
             if self.t.b[barrier] & ~(1 << self.t.lane):

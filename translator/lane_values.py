@@ -404,7 +404,7 @@ class LaneValuesCtx:
     def yield_(self): pass
     def bssy(self, barrier): pass
     def bsync(self, barrier): pass
-    def brk(self, barrier): pass
+    def brk(self, barrier, cond=None): pass
     def set_barrier_mask(self, barrier, mask): pass
     def warpsync(self, mask): pass
     def bar(self, kind, barrier, count, pred): pass

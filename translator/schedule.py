@@ -1,20 +1,24 @@
 """The turn rule, and what the instructions that wait (BSYNC, WARPSYNC, BAR) decide.
 
 Every turn, each thread that has not exited offers a key: its pc, with WAIT_BIT set when its
-last attempt to pass a waiting instruction failed, or YIELD_BIT set when it has yielded
-(taken a backward branch or executed YIELD) in this round. The workgroup picks the lowest
-key; the threads at that pc (waiting, yielded or not) run their block. So:
+last attempt to pass a waiting instruction failed, and YIELD_BIT set when it has yielded in
+this round: taken a backward branch, executed YIELD, or tried a waiting instruction and
+failed. The workgroup picks the lowest key; the threads at that pc (waiting, yielded or not)
+run their block. So:
 
 - convergent code without loops keeps the seed design's lowest-pc-first order;
 - a thread blocked at a barrier lets every running thread move before it looks again;
+- threads blocked at different barriers take turns to look again: one that has tried in this
+  round ranks behind one that has not, so a waiter at a low pc that cannot pass does not
+  keep a waiter at a higher pc that could from ever trying;
 - a thread that loops back yields until every other running thread has looped back too,
   waits or exits; then the round ends and all priorities reset. Every thread that can run
   therefore runs in every round (a round ends only when all of them have moved), so a
   spinner placed before its producer no longer starves it: starvation-free within the step
   budget, which is what Volta's independent thread scheduling promises CUDA code.
 
-If only waiting threads remain and none can pass, the same key wins forever: the step
-budget ends it as LIVELOCK, naming the pcs.
+If only waiting threads remain and none can pass, they try in turn forever: the step budget
+ends it as LIVELOCK, naming the pcs.
 
 The interpreter uses these functions directly; the SPIR-V emitter (:mod:`translator.emit_turns`)
 emits the same decisions.
@@ -41,15 +45,16 @@ NONE_KEY = 0xFFFFFFFF
 
 
 def key(t) -> int:
-    """A thread's bid for the next turn: running < yielded < waiting, then the lowest pc."""
-    return t.pc | (WAIT_BIT if t.waiting else YIELD_BIT if t.yielded else 0)
+    """A thread's bid for the next turn, lowest first: running, yielded, waiting, waiting and
+    already tried in this round; then the lowest pc."""
+    return t.pc | (WAIT_BIT if t.waiting else 0) | (YIELD_BIT if t.yielded else 0)
 
 
 def pick(threads) -> int | None:
     """The lowest key among the threads still running, or None when all have exited.
 
-    When the winner has yielded, every thread still running has yielded or waits: the
-    round is over, and every thread gets its priority back.
+    When the winner has yielded, every thread still running has yielded or waits (and, if it
+    waits, has tried in this round): the round is over, and every thread gets its priority back.
     """
     keys = [key(t) for t in threads if not t.exited]
     if not keys:
@@ -105,7 +110,7 @@ def sync_step(m, cta, inst, parts) -> None:
                 cta.yielding[t.warp] = cta.yielding.get(t.warp, 0) & ~(1 << t.lane)
             _advance(t, inst)
         else:
-            t.waiting = True
+            t.waiting = t.yielded = True
 
 
 def _present(cta, warp: int, pc: int) -> int:
@@ -172,4 +177,4 @@ def _bar(cta, inst, requests) -> None:
             t.bar_result = {"popc": popc, "and": int(popc == count), "or": int(popc != 0)}.get(kind, 0)
             _advance(t, inst)
         else:
-            t.waiting = True
+            t.waiting = t.yielded = True

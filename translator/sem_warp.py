@@ -123,15 +123,23 @@ def yield_(x: Ctx, i):
 
 
 def bssy(x: Ctx, i):
-    x.bssy(i.ops[0].value)
+    x.bssy(_barrier(i))
+
+
+def _barrier(i) -> int:
+    return next(o.value for o in i.ops if o.kind == "barrier")
 
 
 def brk(x: Ctx, i):
-    x.brk(i.ops[0].value)
+    """``BREAK Bx`` leaves Bx's region; ``BREAK Pp, Bx`` only where Pp is true as well (ptxas
+    pairs it with ``BRA Pp, target``: the lanes that branch out of the region are the ones
+    that leave it)."""
+    preds = [o for o in i.ops if o.kind in PRED_KINDS]
+    x.brk(_barrier(i), x.readp(preds[0]) if preds else None)
 
 
 def bsync(x: Ctx, i):
-    x.bsync(i.ops[0].value)
+    x.bsync(_barrier(i))
 
 
 def warpsync(x: Ctx, i):
