@@ -174,6 +174,7 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
         raise UnsupportedInstruction(
             f"{where}: unsupported modifier .{bad[0]} of {base} in '{raw.text}'", raw.opcode)
     _check_constants(raw, mods, where)
+    _check_annotations(raw, spec, where)
     guard = None
     if raw.guard:
         neg = raw.guard.startswith("!")
@@ -197,6 +198,19 @@ def _check_constants(raw: RawInstruction, mods: list[str], where: str) -> None:
         if o.kind == "cbank" and o.offset % width:
             raise SassSyntaxError(f"{where}: constant bank offset {o.offset:#x} in {o.text} is not aligned "
                                   f"to the {8 * width}-bit read of '{raw.text}'")
+
+
+def _check_annotations(raw: RawInstruction, spec: ops.OpSpec, where: str) -> None:
+    """An annotation nvdisasm prints may only be ignored where it cannot change where control
+    goes: an unknown one on a control transfer, or branch targets on an instruction that takes
+    none, is refused."""
+    unknown = raw.unknown_annotations
+    if unknown and spec.flow != "next":
+        raise UnsupportedInstruction(f'{where}: unknown annotation (*"{unknown[0]}"*) on a control '
+                                     f"transfer in '{raw.text}'", raw.opcode)
+    if raw.branch_targets and spec.target != "table":
+        raise ProgramError(f"{where}: branch targets on {raw.opcode}, which does not branch "
+                           f"through a register, in '{raw.text}'")
 
 
 def _target(raw: RawInstruction, spec: ops.OpSpec, labels: dict[str, int], where: str) -> int | None:
