@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.listing_kit import SENTINEL
+from listing_kit import SENTINEL
 from translator.errors import ProgramError, UnsupportedInstruction
 from translator.ir import load_program
 from tests.conftest import listing

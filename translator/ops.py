@@ -121,7 +121,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("FADD", flt.fadd, _FLOAT), _t("FMUL", flt.fmul, _FLOAT), _t("FFMA", flt.ffma, _FLOAT),
     _t("FSETP", flt.fsetp, _FCMP), _t("FSET", flt.fset, _FCMP | {"BF"}),
     _t("FSEL", flt.fsel), _t("FMNMX", flt.fmnmx, {"FTZ", "NAN"}),
-    _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS),
+    _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS), _t("F2IP", flt.f2ip, flt.F2IP_MODS),
     _t("F2F", flt.f2f, flt.MODS), _t("FRND", flt.frnd, flt.MODS),
     _t("MUFU", flt.mufu, set(flt.MUFU_FUNCTIONS)),
     _t("DADD", flt.dadd, _FLOAT), _t("DMUL", flt.dmul, _FLOAT), _t("DFMA", flt.dfma, _FLOAT),
