@@ -127,6 +127,8 @@ def _describe_status(prep: Prepared, status: int, words) -> str:
     at = f"pc {pc:#06x}" + (f" ({inst.where}: {inst.text})" if inst else "")
     if status == abi.FAULT:
         addr = words[abi.STATUS_ADDR_HI] << 32 | words[abi.STATUS_ADDR_LO]
+        if inst is not None and inst.targets:
+            return f"{where} at {at}: branch to {addr:#x}, which is not one of its branch targets"
         return f"{where} at {at}: access at {addr:#x} outside every buffer"
     if status == abi.LIVELOCK:
         counted = max(words[abi.TURNS], words[abi.STEPS] // max(1, prep.launch.threads_per_block * prep.launch.blocks))

@@ -501,3 +501,79 @@ def test_big_listing_kernels_stay_distinct_and_parse():
     assert len(listing) > len(singles)                              # copies are renamed, not merged
     rate = parse_rate(ROOT / "cases", 3000, repeat=1)
     assert rate["lines"] == 3000 and rate["instructions"] > 0 and rate["lines_per_s"] > 0
+
+
+# ---------------------------------------------------------------- nvdisasm's annotations
+def _annotated(*body: str) -> str:
+    """A kernel whose lines are written as nvdisasm pads them before an annotation."""
+    lines = ["first:", ".text.first:"]
+    lines += [f"        /*{16 * k:04x}*/                   {b};" for k, b in enumerate(body)]
+    return "\n".join(lines) + "\n"
+
+
+SPILLS = _annotated('STL [R1+0x434], R4                        (*"SpillRefill"*)',
+                    'LDL R5, [R1+0x434]  (*"SpillRefill"*)', "EXIT ")
+
+
+def test_spill_refill_annotations_are_kept_and_change_nothing():
+    store, load, _ = parse_listing(SPILLS, "s.sass")["first"].instructions
+    assert store.annotations == ("SpillRefill",) and store.branch_targets == ()
+    assert store.text == "STL [R1+0x434], R4"
+    assert [(o.kind, o.offset if o.kind == "mem" else o.value) for o in store.operands] == [("mem", 0x434), ("reg", 4)]
+    program = load_program(SPILLS, None, "s.sass")
+    assert [i.base for i in program.insts] == ["STL", "LDL", "EXIT"]
+    plain = load_program(SPILLS.replace('(*"SpillRefill"*)', ""), None, "s.sass")
+    assert [i.ops for i in program.insts] == [i.ops for i in plain.insts]
+
+
+def test_branch_targets_are_data_on_the_instruction():
+    text = _annotated("LDC R2, c[0x2][R6]", 'BRX R2 -0x20    (*"BRANCH_TARGETS .L_x_113,.L_x_114,.L_x_43"*)')
+    brx = parse_listing(text, "b.sass")["first"].instructions[1]
+    assert brx.opcode == "BRX" and brx.branch_targets == (".L_x_113", ".L_x_114", ".L_x_43")
+    assert brx.annotations == ("BRANCH_TARGETS .L_x_113,.L_x_114,.L_x_43",)
+    assert [(o.kind, o.name or o.value) for o in brx.operands] == [("reg", "R2"), ("imm", -0x20)]
+    assert brx.text == "BRX R2 -0x20"
+
+
+def test_several_annotations_and_unknown_ones_parse():
+    raw = parse_listing(_annotated('IADD3 R0, R1, R2, RZ (*"SpillRefill"*) (*"SOMETHING NEW"*)'), "a.sass")
+    inst = raw["first"].instructions[0]
+    assert inst.annotations == ("SpillRefill", "SOMETHING NEW")
+    assert inst.unknown_annotations == ("SOMETHING NEW",)
+
+
+@pytest.mark.parametrize("body, message", [
+    ('IADD3 R0, R1, R2, RZ (*"SpillRefill"', "a.sass:3: malformed annotation in 'IADD3 R0, R1, R2, RZ (*\"SpillRefill\"'"),
+    ('BRX R2 -0x20 (*"BRANCH_TARGETS .L_x_1,,.L_x_2"*)',
+     "a.sass:3: malformed branch target '' in (*\"BRANCH_TARGETS .L_x_1,,.L_x_2\"*)"),
+    ('BRX R2 -0x20 (*"BRANCH_TARGETS .L_x_1"*) (*"BRANCH_TARGETS .L_x_2"*)',
+     "a.sass:3: two BRANCH_TARGETS annotations"),
+])
+def test_malformed_annotations(body, message):
+    with pytest.raises(SassSyntaxError) as err:
+        parse_listing(_annotated(body), "a.sass")["first"]
+    assert str(err.value) == message
+
+
+def test_an_unknown_annotation_is_refused_only_where_it_could_change_control():
+    load_program(_annotated('IADD3 R0, R1, R2, RZ (*"SOMETHING NEW"*)', "EXIT "), None, "u.sass")
+    with pytest.raises(UnsupportedInstruction) as err:
+        load_program(_annotated("IADD3 R0, R1, R2, RZ", 'EXIT (*"SOMETHING NEW"*)'), None, "u.sass")
+    assert str(err.value) == "u.sass:4: unknown annotation (*\"SOMETHING NEW\"*) on a control transfer in 'EXIT'"
+    assert err.value.opcode == "EXIT"
+
+
+def test_branch_targets_on_a_direct_branch_are_refused():
+    text = ("first:\n/*0000*/ BRA `(.L_x_0)     (*\"BRANCH_TARGETS .L_x_0\"*);\n"
+            ".L_x_0:\n/*0010*/ EXIT ;\n")
+    with pytest.raises(ProgramError) as err:
+        load_program(text, None, "d.sass")
+    assert str(err.value) == "d.sass:2: branch targets on BRA, which does not branch through a register, in 'BRA `(.L_x_0)'"
+
+
+def test_annotations_print_back():
+    from translator.sass_print import format_instruction
+    text = _annotated('BRX R2 -0x20                                (*"BRANCH_TARGETS .L_x_1,.L_x_2"*)',
+                      'STL [R1+0x4], R4 (*"SpillRefill"*)')
+    printed = [format_instruction(r) for r in parse_listing(text, "p.sass")["first"].instructions]
+    assert printed == ['BRX R2 -0x20 (*"BRANCH_TARGETS .L_x_1,.L_x_2"*)', 'STL [R1+0x4], R4 (*"SpillRefill"*)']

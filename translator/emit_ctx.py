@@ -314,6 +314,20 @@ class SpirvCtx:
     def jump_unguarded(self, target, taken):
         self.out.jump(self, target, self.band(self.out.active, taken))
 
+    def jump_indirect(self, address, targets):
+        """Threads whose 64-bit address is one of ``targets`` go there; the others FAULT (the
+        turn's dispatch switch over blocks is what reaches the target)."""
+        lo, hi = self.lo(address), self.hi(address)
+        named = self.kb(False)
+        for pc in dict.fromkeys(targets):
+            named = self.bor(named, self.cmp("eq", lo, self.k32(pc), False))
+        ok = self.band(named, self.cmp("eq", hi, self.k32(0), False))
+        fault = self.band(self.en, self.bnot(ok))
+        if self._value(fault) is not False:
+            self.e.record_status(abi.FAULT, fault, self.k32(self.inst.pc), lo, hi)
+            self.end(fault)
+        self.jump(lo, ok)
+
     def exit(self): self.end(self.en)
 
     def end(self, cond):

@@ -15,7 +15,8 @@ from .intops import M32, M64, s32
 
 
 class Fault(TranslatorError):
-    """A load or store outside every buffer (global) or outside shared memory."""
+    """A load or store outside every buffer (global) or outside shared memory, or an indirect
+    branch to a pc it does not name."""
 
 
 @dataclass
@@ -323,6 +324,16 @@ class ThreadCtx:
     def jump_unguarded(self, target, taken):
         if not self.t.exited and not self.gather and taken:
             self.t.new_pc = target
+
+    def jump_indirect(self, address, targets):
+        if not self.en or self.gather:
+            return
+        if address not in targets:
+            t = self.t
+            raise Fault(f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
+                        f"({self.inst.where}: {self.inst.text}): branch to {address:#x}, which is not one of "
+                        f"its branch targets " + ", ".join(f"{p:#x}" for p in targets))
+        self.t.new_pc = address
 
     def exit(self):
         if self.en and not self.gather:

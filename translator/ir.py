@@ -25,6 +25,7 @@ class Inst:
     text: str
     file: str
     line: int
+    targets: tuple[int, ...] = ()   # an indirect branch's possible pcs (BRX: its BRANCH_TARGETS)
 
     @property
     def where(self) -> str:
@@ -33,6 +34,12 @@ class Inst:
     @property
     def next_pc(self) -> int:
         return self.pc + 16
+
+    @property
+    def destinations(self) -> tuple[int, ...]:
+        """Every pc it may send control to, its fall-through aside: its target, or the
+        targets an indirect branch names."""
+        return self.targets or ((self.target,) if self.target is not None else ())
 
     # what the opcode table says of this instruction, with its modifiers
     waits = property(lambda self: self.spec.waits is not None)
@@ -108,8 +115,10 @@ class Program:
         if any(i.spec.yields for i in self.insts):
             return True
         for branch in self.insts:
-            if branch.spec.flow == "jump" and branch.target is not None and branch.target <= branch.pc:
-                body = (i for i in self.insts if branch.target <= i.pc <= branch.pc)
+            if branch.spec.flow != "jump":
+                continue
+            for target in (t for t in branch.destinations if t <= branch.pc):
+                body = (i for i in self.insts if target <= i.pc <= branch.pc)
                 if any(i.rereads_memory for i in body):
                     return True
         return False
@@ -158,7 +167,7 @@ def _successors(block: Block, returns: list[int]) -> list[int]:
         return returns + guarded
     if flow in ("jump", "call"):
         falls = flow == "call" or last.conditional
-        return [last.target] + ([last.next_pc] if falls else [])
+        return list(last.destinations) + ([last.next_pc] if falls else [])
     return [last.next_pc]
 
 
@@ -174,6 +183,7 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
         raise UnsupportedInstruction(
             f"{where}: unsupported modifier .{bad[0]} of {base} in '{raw.text}'", raw.opcode)
     _check_constants(raw, mods, where)
+    _check_annotations(raw, spec, where)
     guard = None
     if raw.guard:
         neg = raw.guard.startswith("!")
@@ -182,7 +192,7 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
         guard = Operand(kind, raw.guard, name=name, value=value, inv=neg)
     target = _target(raw, spec, labels, where)
     return Inst(raw.pc, raw.opcode, base, frozenset(mods), tuple(mods), guard, raw.operands, target, spec,
-                raw.text, raw.file, raw.line)
+                raw.text, raw.file, raw.line, _table_targets(raw, spec, labels, where))
 
 
 _READ_WIDTHS = {"U8": 1, "S8": 1, "U16": 2, "S16": 2, "64": 8}
@@ -199,8 +209,40 @@ def _check_constants(raw: RawInstruction, mods: list[str], where: str) -> None:
                                   f"to the {8 * width}-bit read of '{raw.text}'")
 
 
+def _check_annotations(raw: RawInstruction, spec: ops.OpSpec, where: str) -> None:
+    """An annotation nvdisasm prints may only be ignored where it cannot change where control
+    goes: an unknown one on a control transfer, or branch targets on an instruction that takes
+    none, is refused."""
+    unknown = raw.unknown_annotations
+    if unknown and spec.flow != "next":
+        raise UnsupportedInstruction(f'{where}: unknown annotation (*"{unknown[0]}"*) on a control '
+                                     f"transfer in '{raw.text}'", raw.opcode)
+    if raw.branch_targets and spec.target != "table":
+        raise ProgramError(f"{where}: branch targets on {raw.opcode}, which does not branch "
+                           f"through a register, in '{raw.text}'")
+
+
+def _table_targets(raw: RawInstruction, spec: ops.OpSpec, labels: dict[str, int], where: str) -> tuple[int, ...]:
+    """The pcs an indirect branch names in its BRANCH_TARGETS annotation (labels, or
+    addresses), in the listing's order; one without them cannot be translated."""
+    if spec.target != "table":
+        return ()
+    if not raw.branch_targets:
+        raise UnsupportedInstruction(f"{where}: {raw.opcode} without a BRANCH_TARGETS annotation: the listing "
+                                     f"does not say where it may go, in '{raw.text}'", raw.opcode)
+    pcs = []
+    for name in raw.branch_targets:
+        if name in labels:
+            pcs.append(labels[name])
+        elif name.startswith("0x"):
+            pcs.append(int(name, 16))
+        else:
+            raise ProgramError(f"{where}: unknown label {name} in the branch targets of '{raw.text}'")
+    return tuple(pcs)
+
+
 def _target(raw: RawInstruction, spec: ops.OpSpec, labels: dict[str, int], where: str) -> int | None:
-    if spec.target is None:
+    if spec.target in (None, "table"):
         return None
     for o in raw.operands:
         if o.kind == "label":
@@ -219,8 +261,7 @@ def split_blocks(insts: list[Inst], entry: int) -> dict[int, Block]:
     """Cut the program where control can enter or leave, and around instructions that wait."""
     leaders = {entry}
     for i in insts:
-        if i.spec.target == "pc":
-            leaders.add(i.target)
+        leaders.update(i.destinations if i.spec.target in ("pc", "table") else ())
         if i.spec.ends_block:
             leaders.add(i.next_pc)
         if i.waits:
@@ -248,8 +289,9 @@ def build_program(section: Section, name: str | None = None, block=None) -> Prog
         raise ProgramError(f"kernel {section.name}: no instructions")
     pcs = {i.pc for i in insts}
     for i in insts:
-        if i.spec.target == "pc" and i.target not in pcs:
-            raise ProgramError(f"{i.where}: target {i.target:#x} is outside kernel {section.name}")
+        outside = [t for t in i.destinations if t not in pcs] if i.spec.target in ("pc", "table") else []
+        if outside:
+            raise ProgramError(f"{i.where}: target {outside[0]:#x} is outside kernel {section.name}")
     entry = insts[0].pc
     return Program(name or section.name, insts, split_blocks(insts, entry), entry,
                    tuple(block) if block is not None else None)

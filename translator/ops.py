@@ -33,7 +33,8 @@ class OpSpec:
     mods: frozenset[str] = frozenset()
     flow: str = "next"            # how control leaves it: one of FLOWS
     target: str | None = None     # "pc": a label or address operand (BRA, CALL, BSSY);
-                                  # "offset": added to a register (RET)
+                                  # "offset": added to a register (RET); "table": the pcs
+                                  # its BRANCH_TARGETS annotation names (BRX)
     space: str | None = None      # memory it accesses: "global" | "shared" | "local" (the thread's own)
     access: str | None = None     # "load" | "store" | "atomic" (returns the old value) | "reduce"
     lanes: str | None = None      # what it takes from the other lanes of its warp: one of LANE_USES
@@ -120,7 +121,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("FADD", flt.fadd, _FLOAT), _t("FMUL", flt.fmul, _FLOAT), _t("FFMA", flt.ffma, _FLOAT),
     _t("FSETP", flt.fsetp, _FCMP), _t("FSET", flt.fset, _FCMP | {"BF"}),
     _t("FSEL", flt.fsel), _t("FMNMX", flt.fmnmx, {"FTZ", "NAN"}),
-    _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS),
+    _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS), _t("F2IP", flt.f2ip, flt.F2IP_MODS),
     _t("F2F", flt.f2f, flt.MODS), _t("FRND", flt.frnd, flt.MODS),
     _t("MUFU", flt.mufu, set(flt.MUFU_FUNCTIONS)),
     _t("DADD", flt.dadd, _FLOAT), _t("DMUL", flt.dmul, _FLOAT), _t("DFMA", flt.dfma, _FLOAT),
@@ -147,6 +148,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     # control flow and convergence
     _t("BRA", warp.bra, {"U", "DIV", "CONV", "INC", "DEC"}, lanes="mask", lanes_if=frozenset({"DIV", "CONV"}),
        flow="jump", target="pc"),
+    _t("BRX", warp.brx, flow="jump", target="table"),
     _t("CALL", warp.call, {"REL", "ABS", "NOINC"}, flow="call", target="pc"),
     _t("RET", warp.ret, {"REL", "ABS", "NODEC"}, flow="return", target="offset"),
     _t("EXIT", warp.exit_, flow="exit"),

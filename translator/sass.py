@@ -9,6 +9,14 @@ reports it as unsupported.
 Parsing is one pass over the lines (labels bind forward to the next instruction of their
 kernel), and each kernel's instructions are parsed when that kernel is asked for: a line that
 is not SASS is an error of its kernel alone (:class:`Listing`).
+
+nvdisasm ends some instruction lines with annotations taken from the cubin's info sections,
+``(*"..."*)`` before the ``;``. They are kept on the instruction, in order: ``BRANCH_TARGETS``
+(the labels an indirect ``BRX`` may go to, the only ones it names with data) as
+:attr:`RawInstruction.branch_targets`, every one as :attr:`RawInstruction.annotations`.
+``SpillRefill`` (a register spilled to or refilled from local memory) and the others in
+:data:`INFORMATIVE_ANNOTATIONS` say nothing an instruction's operands do not; what an unknown
+one means is decoding's business (``translator.ir`` refuses one on a control transfer).
 """
 from __future__ import annotations
 
@@ -20,6 +28,10 @@ from .errors import SassSyntaxError
 from .sass_operands import Malformed, Operand, parse_operands
 
 ANONYMOUS = "<anonymous>"      # the kernel of a bare listing, with no section or function line
+BRANCH_TARGETS = "BRANCH_TARGETS"
+# annotations that add nothing to an instruction's meaning: a spill or refill of a register
+# (LDL/STL), a call through a register (its target is in the register)
+INFORMATIVE_ANNOTATIONS = frozenset({"SpillRefill", "INDIRECT_CALL"})
 
 
 @dataclass(frozen=True)
@@ -29,9 +41,17 @@ class RawInstruction:
     guard: str | None          # "P0", "!P0", "UP0", "!PT" or None
     opcode: str                # full mnemonic with modifiers: "ISETP.NE.U32.AND"
     operands: tuple[Operand, ...]
-    text: str                  # the instruction text, without address and ';'
+    text: str                  # the instruction text, without address, annotations and ';'
     file: str
     line: int
+    annotations: tuple[str, ...] = ()       # the texts inside (*"..."*), in order
+    branch_targets: tuple[str, ...] = ()    # BRANCH_TARGETS: the labels (or addresses) it names
+
+    @property
+    def unknown_annotations(self) -> tuple[str, ...]:
+        """Annotations that are neither BRANCH_TARGETS nor known to be informative."""
+        known = INFORMATIVE_ANNOTATIONS | {BRANCH_TARGETS}
+        return tuple(a for a in self.annotations if annotation_kind(a) not in known)
 
 
 @dataclass
@@ -105,6 +125,8 @@ _CUOBJ_FUNC = re.compile(r"Function\s*:\s*([\w.$]+)")
 _ENCODING = re.compile(r"/\*\s*0x[0-9a-fA-F]+\s*\*/")
 _GUARD = re.compile(r"@(!?U?P[0-6T])\s+")
 _OPCODE = re.compile(r"[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*")
+_ANNOTATION = re.compile(r'\s*\(\*"([^"*]*)"\*\)\s*$')
+_TARGET_NAME = re.compile(r"[.$\w][\w.$@]*$")
 
 
 def parse_listing(text: str, file: str = "<listing>", first_line: int = 1) -> Listing:
@@ -198,6 +220,7 @@ def parse_instruction(pc: int, body: str, file: str, line: int) -> RawInstructio
     body = _ENCODING.sub("", body).strip() if "/*" in body else body.strip()
     if body.endswith(";"):
         body = body[:-1].rstrip()
+    annotations, body = _annotations(body, where)
     if not body:
         raise SassSyntaxError(f"{where}: empty instruction at /*{pc:04x}*/")
     guard = None
@@ -214,8 +237,43 @@ def parse_instruction(pc: int, body: str, file: str, line: int) -> RawInstructio
     except Malformed as bad:
         raise SassSyntaxError(f"{where}: {bad} in {body!r}") from None
     text = (f"@{guard} " if guard else "") + body
-    return RawInstruction(pc, guard, opcode, operands, text, file, line)
+    return RawInstruction(pc, guard, opcode, operands, text, file, line, annotations,
+                          _branch_targets(annotations, where))
 
 
-__all__ = ["ANONYMOUS", "Function", "Listing", "Operand", "RawInstruction", "Section",
-           "parse_instruction", "parse_listing"]
+def annotation_kind(annotation: str) -> str:
+    """The first word of an annotation: ``BRANCH_TARGETS``, ``SpillRefill``, ..."""
+    return (annotation.split(None, 1) or [""])[0]
+
+
+def _annotations(body: str, where: str) -> tuple[tuple[str, ...], str]:
+    """The ``(*"..."*)`` annotations at the end of an instruction's text, and the text before
+    them; an unclosed one is an error."""
+    found: list[str] = []
+    while body.endswith("*)"):
+        m = _ANNOTATION.search(body)
+        if m is None:
+            break
+        found.insert(0, m.group(1).strip())
+        body = body[:m.start()].rstrip()
+    if "(*" in body or "*)" in body:
+        raise SassSyntaxError(f"{where}: malformed annotation in {body!r}")
+    return tuple(found), body
+
+
+def _branch_targets(annotations: tuple[str, ...], where: str) -> tuple[str, ...]:
+    """The labels a ``BRANCH_TARGETS .L_x_1,.L_x_2`` annotation names (none without one)."""
+    lists = [a for a in annotations if annotation_kind(a) == BRANCH_TARGETS]
+    if not lists:
+        return ()
+    if len(lists) > 1:
+        raise SassSyntaxError(f"{where}: two {BRANCH_TARGETS} annotations")
+    names = tuple(t.strip() for t in lists[0][len(BRANCH_TARGETS):].split(","))
+    bad = [n for n in names if not _TARGET_NAME.match(n)]
+    if bad:
+        raise SassSyntaxError(f"{where}: malformed branch target {bad[0]!r} in (*\"{lists[0]}\"*)")
+    return names
+
+
+__all__ = ["ANONYMOUS", "BRANCH_TARGETS", "INFORMATIVE_ANNOTATIONS", "Function", "Listing", "Operand",
+           "RawInstruction", "Section", "annotation_kind", "parse_instruction", "parse_listing"]

@@ -9,11 +9,12 @@ nvdisasm's conventions followed here: integer immediates and offsets in lower-ca
 (negative ones as ``-0x1``, negative address offsets as ``[R2.64+-0x40]``); float immediates
 in decimal (an integral one, ``FADD R0, R0, 1``, is parsed as an integer); ``!`` inverts a
 predicate and ``~`` a value; a return or indirect-branch target follows its register after a
-space, not a comma (``RET.REL.NODEC R2 `(kernel)``, cuobjdump ``RET.REL.NODEC R4 0x0``).
+space, not a comma (``RET.REL.NODEC R2 `(kernel)``, cuobjdump ``RET.REL.NODEC R4 0x0``);
+annotations follow the operands (``STL [R1+0x4], R4 (*"SpillRefill"*)``).
 """
 from __future__ import annotations
 
-from .sass import Operand, RawInstruction
+from .sass import BRANCH_TARGETS, Operand, RawInstruction, annotation_kind
 
 # opcodes whose immediates are floating-point numbers, which nvdisasm prints in decimal
 FLOAT_IMMEDIATE_OPS = frozenset({
@@ -92,7 +93,8 @@ def format_operand(o: Operand, opcode: str = "") -> str:
 
 
 def format_instruction(raw: RawInstruction) -> str:
-    """``@!P0 IADD3 R2, -R10, 0x27, RZ``: the instruction without address, ``;`` or ``.reuse``."""
+    """``@!P0 IADD3 R2, -R10, 0x27, RZ``: the instruction without address, ``;`` or ``.reuse``,
+    then its annotations (``BRX R2 -0x130 (*"BRANCH_TARGETS .L_x_1,.L_x_2"*)``)."""
     base = raw.opcode.split(".", 1)[0]
     text = (f"@{raw.guard} " if raw.guard else "") + raw.opcode
     parts: list[str] = []
@@ -106,7 +108,15 @@ def format_instruction(raw: RawInstruction) -> str:
             parts[-1] += " " + printed
         else:
             parts.append(printed)
-    return text + (" " + ", ".join(parts) if parts else "")
+    text += " " + ", ".join(parts) if parts else ""
+    return "".join([text, *(f' (*"{_annotation(raw, a)}"*)' for a in raw.annotations)])
+
+
+def _annotation(raw: RawInstruction, annotation: str) -> str:
+    """An annotation's text; BRANCH_TARGETS rebuilt from the targets parsed out of it."""
+    if annotation_kind(annotation) == BRANCH_TARGETS:
+        return f"{BRANCH_TARGETS} " + ",".join(raw.branch_targets)
+    return annotation
 
 
 __all__ = ["format_instruction", "format_operand", "hex_int"]

@@ -16,6 +16,7 @@ import struct
 from dataclasses import replace
 
 from .ctx import Ctx
+from .regs import is_zero
 from .sem_alu import _combine, unsupported
 
 ROUNDING = {"RN": "rn", "RZ": "rz", "RM": "rm", "RP": "rp", "TRUNC": "rz", "FLOOR": "rm", "CEIL": "rp",
@@ -319,6 +320,31 @@ def f2i(x: Ctx, i):
     if "NTZ" not in i.mods and width >= 32:
         r = _nan_to_top_bit(x, _is_nan_of(x, a, fmt), r, width)
     (x.write64 if width == 64 else x.write)(i.ops[0], r)
+
+
+F2IP_MODS = {"U8", "S8", "F32", "NTZ", "TRUNC"}
+
+
+def f2ip(x: Ctx, i):
+    """F2IP.{U8,S8}.F32[.TRUNC][.NTZ] Rd, Rb, Ra, Rc: Ra converted to an 8-bit integer as
+    F2I.U8/.S8 does (to nearest even, or toward zero with .TRUNC; saturating at the byte's
+    range; NaN gives 0), in bits 7:0 of Rd, the rest 0.
+
+    F2IP is sm_86's "convert and pack". nvcc 13.0 emits it only for the PTX ``cvt.rni.u8.f32``
+    and ``cvt.rzi.u8.f32`` (with or without .sat; inline PTX: casts, clamps and the
+    ``__float2*_r*`` intrinsics compile to F2I), always as ``F2IP.U8.F32[.TRUNC].NTZ Rd, RZ,
+    Ra, RZ``; every other float to 8 or 16 bits (S8, .FTZ, .rmi/.rpi, F16 and F64 sources) is
+    F2I. nvdisasm
+    decodes the encoding with Rb converted beside Ra and a half of Rc (``Rc.H1``), which
+    suggests Rd = Rc's half << 16 | cvt(Rb) << 8 | cvt(Ra); with Rb = Rc = RZ that is the
+    rule above. Not confirmed on the chip: what a non-zero Rb or Rc does (refused here as
+    unsupported rather than guessed), the NaN rule without .NTZ (0, as F2I to 8 bits), S8's
+    sign in bits 31:8 (0, as packing would leave it); nvcc never emits .S8."""
+    d, b, a, c = i.ops[:4]
+    if not (is_zero(b) and is_zero(c)) or c.suffix:
+        raise unsupported(i, "only the form nvcc emits, F2IP Rd, RZ, Ra, RZ: what Rb and Rc add is unconfirmed")
+    signed = "S8" in i.mods
+    x.write(d, x.f2i(fread(x, a), "f32", 8, signed, rounding(i)))
 
 
 def _is_nan_of(x: Ctx, v, fmt: str):

@@ -95,6 +95,20 @@ def _bra_convergence(x: Ctx, i):
     x.jump_unguarded(x.k32(i.target), converged if "CONV" in i.mods else x.bnot(converged))
 
 
+def brx(x: Ctx, i):
+    """``BRX Ra offset``: an indirect branch (nvcc's jump table for a dense ``switch``, the
+    table in constant bank 2). The chip goes to ``next pc + offset + Ra`` with Ra a register
+    pair (ptxas sign-extends the table word into Ra+1 before it): the table holds the targets'
+    offsets from the function's start and the offset is minus the next pc, so on a listing
+    whose pcs count from the function's start the target is the table word itself. Only the
+    pcs the listing names (BRANCH_TARGETS, in ``i.targets``) may be reached; a thread whose
+    address is another goes nowhere: FAULT."""
+    ops = list(i.ops)
+    offset = ops[1].value if len(ops) > 1 and ops[1].kind == "imm" else 0
+    address = x.add64(x.read64(ops[0]), x.k64(i.next_pc + offset))
+    x.jump_indirect(address, i.targets)
+
+
 def r2ur_pred(x: Ctx, i):
     """``R2UR Pd, URd, Ra``: URd = Ra, and Pd = Ra is not the same on every lane executing
     it (ptxas's test before the fast path of a ``*_sync`` collective with a mask in a register)."""
