@@ -161,7 +161,7 @@ def blocker_key(error) -> str:
     """What an UnsupportedInstruction blames: the bare opcode when the table lacks it, else the
     opcode with the modifier or form it lacks (``ATOMS.POPC``), else the opcode as printed."""
     message = str(error)
-    if "unknown opcode" in message:
+    if "unknown opcode" in message or " is not translated: " in message:
         return error.opcode.split(".")[0]
     if m := re.search(r"unsupported modifier \.(\w+) of (\w+)", message):
         return f"{m.group(2)}.{m.group(1)}"

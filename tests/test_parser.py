@@ -577,3 +577,15 @@ def test_annotations_print_back():
                       'STL [R1+0x4], R4 (*"SpillRefill"*)')
     printed = [format_instruction(r) for r in parse_listing(text, "p.sass")["first"].instructions]
     assert printed == ['BRX R2 -0x20 (*"BRANCH_TARGETS .L_x_1,.L_x_2"*)', 'STL [R1+0x4], R4 (*"SpillRefill"*)']
+
+
+def test_an_opcode_left_out_on_purpose_says_why():
+    from translator.errors import UnsupportedInstruction
+    from translator.ir import load_program
+    from harness.corpus import blocker_key
+    with pytest.raises(UnsupportedInstruction) as err:
+        load_program(".text.k:\n        /*0000*/  HMMA.16816.F32 R4, R8, R12, R4 ;\n"
+                     "        /*0010*/  EXIT ;\n", "k")
+    assert "HMMA.16816.F32 is not translated: a tensor-core" in str(err.value)
+    assert str(err.value).startswith("<listing>:2: ")
+    assert blocker_key(err.value) == "HMMA"

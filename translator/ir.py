@@ -176,6 +176,9 @@ def decode(raw: RawInstruction, labels: dict[str, int]) -> Inst:
     base, *mods = raw.opcode.split(".")
     spec = ops.lookup_form(base, raw.operands)
     where = f"{raw.file}:{raw.line}"
+    if spec is None and base in ops.NOT_TRANSLATED:
+        raise UnsupportedInstruction(f"{where}: {raw.opcode} is not translated: {ops.NOT_TRANSLATED[base]}",
+                                     raw.opcode)
     if spec is None:
         raise UnsupportedInstruction(f"{where}: unknown opcode {raw.opcode}", raw.opcode)
     bad = [m for m in mods if m not in spec.mods]

@@ -172,6 +172,19 @@ PREDICATE_FORMS: dict[str, OpSpec] = {
 }
 
 
+_TENSOR = ("a tensor-core warp matrix multiply-accumulate: each lane holds a fixed slice of the A, B "
+           "and C fragments and every output needs slices of eight lanes; the exchanges would fit "
+           "the collective machinery, but the chip's accumulation order and the rounding of its "
+           "partial sums are not documented, so no back end could promise the chip's bits "
+           "(translator/README.md)")
+_RESOURCE = ("reads or writes a bound texture or surface (a descriptor), which a case file does not "
+             "describe")
+NOT_TRANSLATED = {"HMMA": _TENSOR, "IMMA": _TENSOR, "DMMA": _TENSOR, "BMMA": _TENSOR,
+                  "TEX": _RESOURCE, "TLD": _RESOURCE, "TLD4": _RESOURCE, "TXQ": _RESOURCE,
+                  "SULD": _RESOURCE, "SUST": _RESOURCE, "SUATOM": _RESOURCE, "SURED": _RESOURCE}
+"""Opcodes left out on purpose, and why: the UNSUPPORTED message says so."""
+
+
 def lookup(base: str) -> OpSpec | None:
     """The entry for a mnemonic without modifiers, or None when the table lacks it."""
     return TABLE.get(base)
