@@ -2,9 +2,19 @@
 ``BREAK Pp, Bx``, and threads waiting at two barriers where only the one at the higher pc
 can pass. Each listing deadlocked (LIVELOCK) or gave other words before its rule; both back
 ends must give the words below."""
+from pathlib import Path
+
+import pytest
 from listing_kit import HEAD, store_outputs
 
+from harness.cases import load_case
+from harness.engine import run_case
+from harness.results import Status
+
 LANES = 32
+CASES = Path(__file__).resolve().parents[1] / "cases"
+# one library case per rule, reduced from random programs or written from the CUDA they break
+LIBRARY = ["random/bsync_two_waiters", "random/reduce_two_masks"]
 
 
 def _run(backend, body):
@@ -74,3 +84,27 @@ def test_waiters_at_two_barriers_take_turns_to_try(backend):
         ".L_store:",
     ])
     assert words == [0xB] * 8 + [0xFF00] * 8 + [0xA] * 16
+
+
+@pytest.mark.parametrize("case_id", LIBRARY)
+def test_the_library_cases_of_these_rules_pass(case_id, backend):
+    case = load_case(CASES / f"{case_id}.toml", CASES)
+    result = run_case(case, "interp" if backend.device is None else "vulkan", backend.device)
+    assert result.status is Status.PASS, result.message
+
+
+def test_warpsync_exclusive_lets_one_group_pass_per_turn(backend):
+    """Two complete groups (lanes 0-15 and 16-31, two masks) at one WARPSYNC.EXCLUSIVE: the
+    maskless REDUX after it must see one group at a time, as ``__reduce_add_sync`` with a
+    register mask does in ptxas's slow path. Both groups passing in one turn summed all 32."""
+    words = _run(backend, [
+        "ISETP.LT.U32.AND P0, PT, R0, 0x10, PT",
+        "SEL R4, 0xffff, 0xffff0000, P0",
+        "BSSY B0, `(.L_join)",
+        "WARPSYNC.EXCLUSIVE R4",
+        "REDUX.SUM UR6, R0",
+        "BSYNC B0",
+        ".L_join:",
+        "IMAD.U32 R20, RZ, RZ, UR6",
+    ])
+    assert words == [sum(range(16))] * 16 + [sum(range(16, 32))] * 16

@@ -138,6 +138,8 @@ class Waits:
         joined = x.and_(self._same_mask(x, mask), x.or_(present, ws))
         missing = x.and_(x.and_(mask, self.lanes), x.not_(x.or_(self.ld("exited", w), joined)))
         ok = x.cmp("eq", missing, x.k32(0), False)
+        if "EXCLUSIVE" in x.inst.mods:
+            ok, mine = self._lowest_group(x, mask, ok, mine)
         passed = x.bor(x.bnot(x.en), x.bor(mine, ok))
         with f.if_(x.band(x.en, mine)):
             self.atomic("AtomicAnd", "released", w, x.not_(self.bit))
@@ -148,6 +150,34 @@ class Waits:
         with f.if_(x.band(x.en, passed)):
             self.atomic("AtomicAnd", "wsync", w, x.not_(self.bit))
         self._settle(x, passed)
+
+    def _lowest_group(self, x, mask, ok, mine):
+        """WARPSYNC.EXCLUSIVE (schedule._exclusive): only the group of the lowest lane of the
+        warp that could pass goes on in this turn. Each lane publishes its mask if it could
+        pass (0 if not), and keeps ``ok``/``mine`` only if the first published mask is its own."""
+        e, m, u32 = self.e, self.m, self.m.u32()
+        self.barrier()              # every lane has read the masks _same_mask published
+        could = x.band(x.en, x.bor(ok, mine))
+        self.st("wmask", e.tid, x.sel(could, mask, x.k32(0)))
+        self.barrier()
+        if getattr(self, "_first_var", None) is None:
+            self._first_var = m.global_var(m.pointer("Private", u32), "Private", "first_mask")
+
+        def body(fn, first, _unused):
+            fn.store(self._first_var, e.k(0))
+
+            def each(lane):
+                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, lane))
+                seen = fn.load(u32, self._first_var)
+                value = fn.load(u32, ptr, volatile=True)
+                keep = fn.op("INotEqual", m.bool(), seen, e.k(0))
+                fn.store(self._first_var, fn.op("Select", u32, keep, seen, value))
+            lane_loop(fn, m, e.k, each)
+
+        fn = e.helper("first_mask", (u32, u32), body)
+        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), mask)
+        mine_group = x.cmp("eq", self.f.load(u32, self._first_var), mask, False)
+        return x.band(ok, mine_group), x.band(mine, mine_group)
 
     def bar(self, x, kind, barrier, count, pred):
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()

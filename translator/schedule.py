@@ -31,7 +31,9 @@ emits the same decisions.
   for them even after it enters a new region of the same barrier (``leave_region``).
 - WARPSYNC m passes when every lane of m has exited, or stands at a WARPSYNC with the same
   mask m: at this pc, or waiting at another (those are released too). Lanes at this pc with
-  another mask are a different ``*_sync`` call in the same slow-path helper.
+  another mask are a different ``*_sync`` call in the same slow-path helper. WARPSYNC.EXCLUSIVE
+  lets one complete group pass per turn (the lowest lane's), so that the maskless collective
+  after it sees one group.
 - BAR counts arrivals per barrier id; it completes when the count reaches the thread count
   given (or every thread of the block that has not exited), which bumps the barrier's
   generation and lets every thread that arrived in the previous generation pass.
@@ -98,6 +100,8 @@ def sync_step(m, cta, inst, parts) -> None:
     if rule == "warpsync":
         for t, en, req in requests:
             t.sync_mask = req[1] if en else None
+    if rule == "warpsync" and "EXCLUSIVE" in inst.mods:
+        decide = _exclusive(m.program.blocks, cta, inst, requests)
     verdicts = [(t, en, req, (not en) or decide(m.program.blocks, cta, inst, t, req)) for t, en, req in requests]
     present = {t.warp: _present(cta, t.warp, inst.pc) for t in parts}
     for t, en, req, passed in verdicts:
@@ -136,16 +140,38 @@ def _is_warpsync(blocks, pc) -> bool:
     return block is not None and block.insts[0].spec.waits == "warpsync"
 
 
+def _group_ready(blocks, cta, inst, t, mask) -> bool:
+    """Every lane of ``mask`` has exited or stands at a WARPSYNC with the same mask (here, or
+    waiting at another)."""
+    return all(u.exited or (u.sync_mask == mask and (u.pc == inst.pc or (u.waiting and _is_warpsync(blocks, u.pc))))
+               for u in _lanes(cta, t.warp, mask))
+
+
+def _exclusive(blocks, cta, inst, requests):
+    """WARPSYNC.EXCLUSIVE: one group at a time. ptxas puts it before a collective without a
+    mask operand (``REDUX``, in the slow path of ``__reduce_*_sync`` with a register mask),
+    which must see only the lanes of one mask; so where several complete groups stand at it,
+    only the group of the lowest such lane passes in this turn, the others in later turns."""
+    chosen: dict[int, int] = {}
+    for t, en, req in requests:                      # in lane order
+        if en and t.warp not in chosen and (cta.released.get(t.warp, 0) >> t.lane & 1
+                                            or _group_ready(blocks, cta, inst, t, req[1])):
+            chosen[t.warp] = req[1]
+
+    def decide(blocks, cta, inst, t, request) -> bool:
+        return chosen.get(t.warp) == request[1] and _warpsync_passes(blocks, cta, inst, t, request)
+    return decide
+
+
 def _warpsync_passes(blocks, cta, inst, t, request) -> bool:
     released = cta.released.get(t.warp, 0)
     if released >> t.lane & 1:
         cta.released[t.warp] = released & ~(1 << t.lane)
         return True
     mask = request[1]
-    lanes = list(_lanes(cta, t.warp, mask))
-    if not all(u.exited or (u.sync_mask == mask and (u.pc == inst.pc or (u.waiting and _is_warpsync(blocks, u.pc))))
-               for u in lanes):
+    if not _group_ready(blocks, cta, inst, t, mask):
         return False
+    lanes = list(_lanes(cta, t.warp, mask))
     for u in lanes:
         if not u.exited and u.pc != inst.pc:
             cta.released[t.warp] = cta.released.get(t.warp, 0) | 1 << u.lane
