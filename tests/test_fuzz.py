@@ -70,6 +70,34 @@ def test_knob_file_errors_name_the_file_and_key(tmp_path):
         knobs.load(path)
 
 
+def test_split_masks_give_each_group_of_a_collective_its_own_lanes(tmp_path):
+    """With ``split_masks = 100`` every warp collective's mask is cut by a lane bit; the
+    default (0) leaves the programs of a seed unchanged."""
+    path = tmp_path / "k.toml"
+    path.write_text("[program]\nsplit_masks = 100\n")
+    split = [generate(s, knobs.load(path)) for s in range(20)]
+    plain = [generate(s, knobs.load()) for s in range(20)]
+    assert all("split-mask" in p.features for p in split if {"vote", "shfl", "reduce"} & set(p.features))
+    assert not any("split-mask" in p.features for p in plain)
+    cut = re.findall(r"\(\(lane >> (\d)\) & 1u\) \? 0x([0-9a-f]{8})u : 0x([0-9a-f]{8})u", split[0].source)
+    assert cut
+    for bit, high, low in cut:
+        assert int(high, 16) == sum(1 << lane for lane in range(32) if lane >> int(bit) & 1)
+        assert int(high, 16) ^ int(low, 16) == 0xFFFFFFFF
+    path.write_text("[program]\nsplit_masks = 101\n")
+    with pytest.raises(knobs.KnobError, match=r"program\.split_masks"):
+        knobs.load(path)
+
+
+@needs_gxx
+def test_split_mask_programs_pass_the_model(tmp_path):
+    path = tmp_path / "k.toml"
+    path.write_text("[program]\nsplit_masks = 50\n")
+    programs = [generate(s, knobs.load(path)) for s in range(300, 304)]
+    results = _model(tmp_path, programs)
+    assert [r.error for r in results] == [""] * len(programs)
+
+
 def test_shards_split_a_campaign():
     whole = Plan(seed=10, count=11).seeds()
     parts = [Plan(seed=10, count=11, shard=(k, 3)).seeds() for k in (1, 2, 3)]

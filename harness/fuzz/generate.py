@@ -232,9 +232,22 @@ class Generator:
     def statement(self, kind: str, ctx: Ctx, mask: Mask) -> list[Exit]:
         self.features.add(kind.replace("_", "-"))
         if kind in leaves.LEAVES:
-            leaves.LEAVES[kind](self, ctx, mask.text)
+            leaves.LEAVES[kind](self, ctx, self.split(kind, mask.text))
             return []
         return getattr(self, kind)(ctx, mask)
+
+    def split(self, kind: str, mask: str) -> str:
+        """``mask``, or (knob ``split_masks``, for warp collectives) the part of it on this
+        lane's side of a lane bit: the lanes there call the collective as two groups, each
+        with exactly its own lanes as the mask (ptxas then takes the ``*_sync`` slow paths)."""
+        if kind not in leaves.WARP_COLLECTIVES or not self.knobs.split_masks:
+            return mask
+        if self.rng.randrange(100) >= self.knobs.split_masks:
+            return mask
+        bit = self.rng.randrange(5)
+        high = sum(1 << lane for lane in range(32) if lane >> bit & 1)
+        self.features.add("split-mask")
+        return f"(({mask}) & (((lane >> {bit}) & 1u) ? 0x{high:08x}u : 0x{high ^ 0xFFFFFFFF:08x}u))"
 
     def exit(self, ctx: Ctx, mask: Mask) -> Exit:
         kind = self.rng.choice(self.exit_kinds(ctx, mask))

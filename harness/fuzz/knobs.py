@@ -9,6 +9,8 @@ A knob file is TOML (see ``default.toml`` beside this module, which holds the de
     block_sizes = [32, 48, 64, 100, 128]   # threads per block (1-D), 32..128, partial warps welcome
     grids = [1, 2, 3]             # blocks per grid
     batch = 20                    # kernels per nvcc / g++ call
+    split_masks = 0               # percent of warp collectives whose mask splits the lanes
+                                  # there in two groups by a lane bit (each group its own mask)
 
     [weights]                     # relative frequency of each statement kind (0 turns it off)
     if_lane = 3
@@ -53,6 +55,7 @@ class Knobs:
     block_sizes: tuple[int, ...] = (32, 64, 128)
     grids: tuple[int, ...] = (1, 2, 3)
     batch: int = 20
+    split_masks: int = 0
 
     def weight(self, kind: str) -> int:
         return self.weights.get(kind, 0)
@@ -91,6 +94,10 @@ def parse(data: dict, path: Path, base: Knobs | None = None) -> Knobs:
             if not isinstance(prog[key], int) or prog[key] < (0 if key == "max_depth" else 1):
                 raise KnobError(f"{path}: program.{key}: give a {'non-negative' if key == 'max_depth' else 'positive'} integer")
             changes[key] = prog[key]
+    if "split_masks" in prog:
+        if not isinstance(prog["split_masks"], int) or not 0 <= prog["split_masks"] <= 100:
+            raise KnobError(f"{path}: program.split_masks: give a percentage, an integer in 0..100")
+        changes["split_masks"] = prog["split_masks"]
     for key in ("top_statements", "block_statements"):
         if key in prog:
             changes[key] = _range(path, key, prog[key])

@@ -6,7 +6,9 @@ context ``ctx`` (depth, whether the whole block is here) and ``mask``, the C tex
 set of lanes that execute the statement, and writes lines. The rules that keep a program
 defined are kept here, statement by statement:
 
-* every ``*_sync`` gets ``mask`` itself: exactly the lanes that execute it;
+* every ``*_sync`` gets ``mask`` itself: exactly the lanes that execute it (or, with the knob
+  ``split_masks``, exactly the lanes on the caller's side of a lane bit: two groups, each
+  naming only its own lanes);
 * a shuffle's result is used only when its source lane (PTX ``shfl.sync``'s rule, in
   ``wb_src`` of the prelude) is in the mask, else a fixed value replaces it;
 * a shared-memory exchange writes the thread's own slot, synchronises (``__syncwarp(mask)``
@@ -47,6 +49,8 @@ REDUCE = ("add", "min", "max", "and", "or", "xor")
 ATOMICS = (("atomicAdd", 0), ("atomicOr", 1), ("atomicAnd", 2), ("atomicXor", 3),
            ("atomicMax", 4), ("atomicMin", 5), ("atomicAdd", 6))
 COUNTER_INIT = (0, 0, 0xFFFFFFFF, 0, 0, 0xFFFFFFFF, 0, 0)
+# the statements that take ``mask`` as a warp collective's member mask (knob split_masks)
+WARP_COLLECTIVES = frozenset({"vote", "shfl", "match", "reduce", "syncwarp", "exchange_warp"})
 
 
 # ---------------------------------------------------------------- values and conditions
