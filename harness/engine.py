@@ -109,7 +109,8 @@ def _record(case: Case, raw, result: CaseResult) -> None:
     result.message = found.summary()
     if case.printf_expected is not None:
         diff = printf.compare_lines(case.printf_expected, lines or printf.Printed())
-        result.printf = {**(result.printf or {}), "missing": diff.missing, "extra": diff.extra}
+        extra = [[thread, line] for thread, line in diff.extra]
+        result.printf = {**(result.printf or {}), "missing": diff.missing, "extra": extra}
         if diff.count:
             result.mismatch_count += diff.count
             result.message = "; ".join(m for m in (result.message, diff.describe()) if m)
