@@ -44,8 +44,9 @@ def check_strings(strings: list[tuple[int, str]], loc, buffers: int) -> tuple[tu
             raise loc.error(f"strings[{j}].offset: {b:#x} is inside the string at {a:#x} "
                             "(with its NUL)", "offset", "strings", j)
     if strings and buffers > MAX_CASE_BUFFERS:
-        raise loc.error(f"buffers: a case with [[strings]] has at most {MAX_CASE_BUFFERS} "
-                        f"buffers (buffer slot {abi.GLOBAL_DATA_SLOT} holds the strings)", "buffers")
+        raise loc.error(f"strings: a case with [[strings]] has at most {MAX_CASE_BUFFERS} buffers, "
+                        f"this one {buffers} (buffer slot {abi.GLOBAL_DATA_SLOT} holds the strings)",
+                        None, "strings", 0)
     return tuple(s for _, s in ordered)
 
 

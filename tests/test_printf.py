@@ -115,6 +115,15 @@ def test_vprintf_returns_the_arguments_its_format_parses(lavapipe):
         assert len(run.printf.records) == 32
 
 
+@pytest.mark.parametrize("offset, text", [(1, "%%%5.*lld|%hhx%"), (2, "%-*.*s %% %ls%q%c"), (3, "a%%%%b%Lf%zu\n")])
+def test_both_back_ends_count_what_the_format_parses(offset, text, lavapipe):
+    case = replace(call_case(abi.global_data_address(offset), text=text), strings=((offset, text),))
+    data = text.encode() + b"\0"
+    parsed = vprintf.count_arguments(lambda a: data[a], 0)
+    for run in run_both(case, lavapipe):
+        assert run.outcome is Outcome.OK and struct.unpack("<32I", run.buffers[0]) == (parsed,) * 32
+
+
 def test_a_null_format_returns_minus_one_and_prints_nothing(lavapipe):
     for run in run_both(call_case(0), lavapipe):
         assert run.outcome is Outcome.OK and not run.printf.records
@@ -134,6 +143,15 @@ def test_a_format_outside_memory_is_a_fault(lavapipe):
     assert cpu.outcome is gpu.outcome is Outcome.FAULT
     assert f"at {outside:#x} outside every buffer" in cpu.detail
     assert f"access at {outside:#x} outside every buffer" in gpu.detail
+
+
+def test_a_format_that_runs_off_its_buffer_faults_where_it_leaves(lavapipe):
+    case = call_case(abi.buffer_address(0))      # the out buffer: 128 bytes of "%d%d", no NUL
+    case = replace(case, buffers=(BufferSpec("out", 32, (0x64256425,) * 32, None),))
+    cpu, gpu = run_both(case, lavapipe)
+    end = abi.buffer_address(0) + 128
+    assert cpu.outcome is gpu.outcome is Outcome.FAULT
+    assert f"at {end:#x} outside every buffer" in cpu.detail and f"access at {end:#x}" in gpu.detail
 
 
 @pytest.mark.parametrize("text, parsed", [("%d %5.2f %%\n", 2), ("%*d|%-*.*s", 5), ("%lld%hhx%zu", 3),

@@ -1,7 +1,7 @@
 """vprintf in the emitted shader (see :mod:`translator.vprintf` for what it does).
 
 A call checks its target, reads the format string from the heap to count the arguments it
-parses (vprintf's result: the loop mirrors ``vprintf.scan_step``, a byte at a time), takes a
+parses (vprintf's result: the loop mirrors ``vprintf.scan_step``, a word at a time), takes a
 record in the printf buffer (binding 2) with one atomic add on its count, and copies the
 argument buffer's words from the thread's local memory into it. A format string that runs off
 its buffer before its NUL is a FAULT, a target other than vprintf a BAD_PC.
@@ -56,8 +56,10 @@ class VprintfEmitter:
 
     # ---------------------------------------------------------------- the format string
     def _scan(self, x, lo, hi, result, fault, fault_at) -> None:
-        """Count the arguments the string at hi:lo parses into ``result``; where it leaves
-        every buffer first, set ``fault`` and ``fault_at`` (the low word of that address)."""
+        """Count the arguments the string at hi:lo parses into ``result``, a word of the heap
+        per iteration (lavapipe counts a nested loop's iterations against the shader loop's
+        65,535); where it leaves every buffer first, set ``fault`` and ``fault_at`` (the low
+        word of the first byte outside)."""
         e, f, m = self.e, self.e.f, self.m
         u32, bool_ = m.u32(), m.bool()
         k = x.sub(hi, x.k32(abi.BUFFER_HI))
@@ -66,30 +68,40 @@ class VprintfEmitter:
         base = e.ctrl_load(x.add(x.k32(abi.TABLE), entry))
         size = e.ctrl_load(x.add(x.k32(abi.TABLE + 1), entry))
         off = x.sub(lo, x.k32(abi.BUFFER_LO))
+        first = x.shr(off, x.k32(2))
         n, state, count = (f.local(u32, None, x.k32(0)) for _ in range(3))
-        done = f.local(bool_, None, m.const_bool(False))
+        alive = f.local(bool_, None, m.const_bool(True))
         for var in (n, state, count):
             f.store(var, x.k32(0))
-        f.store(done, m.const_bool(False))
+        f.store(alive, m.const_bool(True))
 
         def body():
-            at, now = f.load(u32, n), f.load(u32, state)
-            pos = x.add(off, at)
-            readable = x.band(in_table, x.cmp("lt", pos, size, False))
-            index = x.sel(readable, x.add(base, x.shr(pos, x.k32(2))), x.k32(0))
+            word_at = x.add(first, f.load(u32, n))
+            start = x.shl(word_at, x.k32(2))
+            readable = x.band(in_table, x.cmp("lt", start, size, False))
+            index = x.sel(readable, x.add(base, word_at), x.k32(0))
             word = f.load(u32, f.op("AccessChain", e.sb_u32, e.heap, x.k32(0), index), volatile=True)
-            byte = x.and_(x.shr(word, x.shl(x.and_(pos, x.k32(3)), x.k32(3))), x.k32(0xFF))
-            live = x.band(readable, x.cmp("ne", byte, x.k32(0), False))
-            nxt, parsed = self._step(x, now, byte)
-            f.store(state, x.sel(live, nxt, now))
-            f.store(count, x.add(f.load(u32, count), x.sel(x.band(live, parsed), x.k32(1), x.k32(0))))
-            f.store(fault, x.bnot(readable))
-            f.store(fault_at, x.add(lo, at))
-            last = x.cmp("ge", x.add(at, x.k32(1)), x.k32(vprintf.MAX_FORMAT_BYTES), False)
-            f.store(done, x.bor(x.bnot(live), last))
-            f.store(n, x.add(at, x.k32(1)))
+            live, now, parsed = x.band(f.load(bool_, alive), readable), f.load(u32, state), x.k32(0)
+            for j in range(4):
+                into = x.sub(x.add(start, x.k32(j)), off)       # bytes into the string
+                byte = x.and_(x.shr(word, x.k32(8 * j)), x.k32(0xFF))
+                mine = x.band(live, x.cmp("lt", into, x.k32(vprintf.MAX_FORMAT_BYTES), False))
+                mine = x.band(mine, x.cmp("ge", x.add(start, x.k32(j)), off, False))
+                ends = x.band(mine, x.cmp("eq", byte, x.k32(0), False))
+                step = x.band(mine, x.bnot(ends))
+                nxt, adds = self._step(x, now, byte)
+                now = x.sel(step, nxt, now)
+                parsed = x.add(parsed, x.sel(x.band(step, adds), x.k32(1), x.k32(0)))
+                live = x.band(live, x.bnot(ends))
+            over = x.cmp("ge", x.sub(x.add(start, x.k32(4)), off), x.k32(vprintf.MAX_FORMAT_BYTES), False)
+            f.store(fault, x.band(f.load(bool_, alive), x.bnot(readable)))
+            f.store(fault_at, x.sel(x.cmp("lt", start, off, False), lo, x.add(x.k32(abi.BUFFER_LO), start)))
+            f.store(state, now)
+            f.store(count, x.add(f.load(u32, count), parsed))
+            f.store(alive, x.band(live, x.bnot(over)))
+            f.store(n, x.add(f.load(u32, n), x.k32(1)))
 
-        e.emit_loop(lambda: f.op("LogicalNot", bool_, f.load(bool_, done)), body)
+        e.emit_loop(lambda: f.load(bool_, alive), body)
         f.store(result, f.load(u32, count))
 
     def _step(self, x, state, byte):

@@ -3,8 +3,9 @@
 nvcc compiles ``printf(fmt, ...)`` for sm_86 into a call of vprintf: the arguments are
 stored in a buffer on the thread's stack (each aligned to its size, floats promoted to
 double), then ``R4:R5`` = the format string (a pointer that constant bank 4 holds),
-``R6:R7`` = the argument buffer (0 when there are none), ``R8:R9`` = vprintf's address
-(bank 4 again, relocated), ``LEPC`` and ``CALL.ABS.NOINC R8``; the result comes back in R4.
+``R6:R7`` = the argument buffer (0 when there are none), a register pair = vprintf's address
+(``LDC.64 R8, c[0x4][R0]``: bank 4 again, relocated), ``LEPC`` and ``CALL.ABS.NOINC R8``; the
+result comes back in R4.
 
 Here the call appends a *record* to the launch's printf buffer: the thread's index in the
 launch, the format string's address, and the words of its argument buffer (up to
