@@ -23,6 +23,8 @@ except ModuleNotFoundError:  # python < 3.11
 
 from translator.sass import ANONYMOUS, parse_listing
 
+from . import case_printf
+
 DEFAULT_SHARED_BYTES = 16384
 MAX_SHARED_BYTES = 101376        # 99 KiB: the most shared memory one sm_86 block can have
 MAX_BLOCK_THREADS = 1024
@@ -38,7 +40,8 @@ MAX_FILE_BYTES = 16 << 20        # a case file or a listing
 PROVENANCE_KINDS = ("chip", "derived", "pending")
 
 TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
-            "step_budget", "provenance", "launch", "buffers", "params", "constants")
+            "step_budget", "provenance", "launch", "buffers", "params", "constants",
+            "strings", "printf")
 PROVENANCE_KEYS = ("expected", "recorded_on", "listing", "derivation")
 LAUNCH_KEYS = ("grid", "block", "shared_bytes")
 BUFFER_KEYS = ("name", "words", "init", "expected", "compare")
@@ -109,6 +112,13 @@ class Case:
     params: tuple[Param, ...]
     provenance: dict = field(hash=False)
     constants: tuple[tuple[int, int, tuple[int, ...]], ...] = ()   # (bank, byte offset, words)
+    strings: tuple[tuple[int, str], ...] = ()        # global data: (byte offset, text), by offset
+    printf_expected: tuple[str, ...] | None = None   # the lines the launch prints, in any order
+
+    @property
+    def global_data(self) -> bytes:
+        """The kernel's initialised global data (its strings), empty when it has none."""
+        return case_printf.global_data(self.strings)
 
     @property
     def threads_per_block(self) -> int:
@@ -356,11 +366,13 @@ def load_case(path: str | Path, root: str | Path | None = None) -> Case:
     params = tuple(_param(loc, t, i, buffers)
                    for i, t in enumerate(top.tables("params", required=False)))
     constants = tuple(_constants(loc, t, i) for i, t in enumerate(top.tables("constants", required=False)))
+    strings, printf_expected = _printf(loc, top, len(buffers))
     return Case(id=_case_id(path, root), path=path, name=name, summary=summary, tags=tags,
                 kernel=kernel, listing_text=listing_text, listing_path=listing_path,
                 listing_line=listing_line, source=source, grid=grid, block=block,
                 shared_bytes=shared, step_budget=step_budget, buffers=buffers,
-                params=params, provenance=provenance, constants=constants)
+                params=params, provenance=provenance, constants=constants, strings=strings,
+                printf_expected=printf_expected)
 
 
 def discover_cases(root: str | Path = "cases", patterns: Iterable[str] | None = None) -> list[Case]:
@@ -609,6 +621,15 @@ def _constants(loc: _Locator, data: dict, index: int) -> tuple[int, int, tuple[i
         raise c.err("words", f"constants[{index}].words: {len(words)} words from {offset:#x} "
                              f"go past the bank's {CONSTANT_BANK_BYTES:#x} bytes")
     return bank, offset, c.words("words", len(words), fill_ok=False)
+
+
+def _printf(loc: _Locator, top: _Checker, buffers: int):
+    """The [[strings]] tables and the [printf] table's expected lines (None: not checked)."""
+    strings = [case_printf.check_string(_Checker(loc, t, f"strings[{i}]", "strings", i), i)
+               for i, t in enumerate(top.tables("strings", required=False))]
+    table = top.table_("printf", required=False)
+    lines = case_printf.check_printf(_Checker(loc, table, "printf", "printf")) if table is not None else None
+    return case_printf.check_strings(strings, loc, buffers), lines
 
 
 def _provenance(loc: _Locator, data: dict) -> dict:

@@ -8,10 +8,11 @@ import struct
 import time
 from dataclasses import dataclass, field
 
-from translator import abi
+from translator import abi, vprintf
 from translator.emit import Shader, translate
-from translator.interp import BadPc, Fault, Livelock, run_program
+from translator.interp import BadPc, Fault, Interpreter, Livelock, Memory
 from translator.ir import Program, load_program
+from translator.vprintf import PrintfOutput
 
 from .cases import Case
 from .results import Outcome
@@ -21,7 +22,8 @@ INTERPRETER_OUTCOME = {Fault: Outcome.FAULT, Livelock: Outcome.LIVELOCK, BadPc: 
 
 @dataclass
 class Prepared:
-    """A case turned into what a dispatch needs."""
+    """A case turned into what a dispatch needs. ``buffers`` are the case's, then (where the
+    case has strings) empty slots up to abi.GLOBAL_DATA_SLOT and its global data."""
     case: Case
     program: Program
     launch: abi.Launch
@@ -39,6 +41,26 @@ class RawRun:
     counters: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     mode: str = ""
+    printf: PrintfOutput | None = None      # the vprintf calls, where the program makes any
+
+    def memory(self) -> "GlobalMemory":
+        """The global memory the launch left (buffers and global data), for %s and formats."""
+        return GlobalMemory(self.buffers)
+
+
+@dataclass
+class GlobalMemory:
+    """Global memory after a launch, by address (see abi.buffer_address)."""
+    buffers: list[bytes]
+
+    def string(self, addr: int, limit: int = vprintf.MAX_FORMAT_BYTES) -> bytes | None:
+        """The NUL-terminated bytes at ``addr`` (at most ``limit``), None outside every buffer."""
+        k, off = (addr >> 32) - abi.BUFFER_HI, (addr & 0xFFFFFFFF) - abi.BUFFER_LO
+        if not 0 <= k < len(self.buffers) or not 0 <= off < len(self.buffers[k]):
+            return None
+        data = self.buffers[k][off:off + limit]
+        end = data.find(b"\0")
+        return data if end < 0 else data[:end]
 
 
 def prepare(case: Case, budget: int | None = None) -> Prepared:
@@ -49,6 +71,8 @@ def prepare(case: Case, budget: int | None = None) -> Prepared:
     params = [("u64", abi.buffer_address(names.index(p.value))) if p.kind == "buffer" else (p.kind, p.value)
               for p in case.params]
     buffers = [struct.pack(f"<{b.words}I", *b.init) for b in case.buffers]
+    if case.strings:
+        buffers += [b""] * (abi.GLOBAL_DATA_SLOT - len(buffers)) + [case.global_data]
     return Prepared(case, program, launch, abi.constant_bank(launch, params, case.constants), buffers,
                     budget or case.step_budget or abi.DEFAULT_BUDGET)
 
@@ -100,9 +124,13 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) 
     if len(prep.buffers) > abi.MAX_BUFFERS:
         raise ValueError(f"{len(prep.buffers)} buffers; the ABI has room for {abi.MAX_BUFFERS}")
     heap = b"".join(prep.buffers) or bytes(4)
+    bound = [control_words(prep), heap]
+    if prep.program.calls_external:
+        words = vprintf.buffer_words()
+        bound.append(struct.pack(f"<{len(words)}I", *words))
     start = time.perf_counter()
-    ctrl_out, heap_out = device.run(shader.spirv, [control_words(prep), heap], groups=prep.launch.grid,
-                                    timeout_s=timeout_s)
+    ctrl_out, heap_out, *printf_out = device.run(shader.spirv, bound, groups=prep.launch.grid,
+                                                 timeout_s=timeout_s)
     elapsed = time.perf_counter() - start
     words = struct.unpack(f"<{abi.CTRL_WORDS}I", ctrl_out[:abi.CTRL_WORDS * 4])
     out, offset = [], 0
@@ -110,6 +138,8 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) 
         out.append(bytes(heap_out[offset:offset + len(data)]))
         offset += len(data)
     run = RawRun(out, mode=shader.mode, timings={"run_s": elapsed, **getattr(device, "last_timings", {})})
+    if printf_out:
+        run.printf = vprintf.decode(bytes(printf_out[0]))
     run.counters = {"turns": words[abi.TURNS], "steps": words[abi.STEPS], "barriers": words[abi.BARRIERS],
                     "instructions": words[abi.INSTRUCTIONS]}
     status = words[abi.STATUS]
@@ -148,11 +178,14 @@ def run_interpreter(prep: Prepared) -> RawRun:
     buffers = [bytearray(b) for b in prep.buffers]
     start = time.perf_counter()
     run = RawRun([], mode=prep.program.mode)
+    machine = Interpreter(prep.program, prep.launch, Memory(buffers), prep.cbank, prep.case.shared_bytes,
+                          prep.budget)
     try:
-        stats = run_program(prep.program, prep.launch, buffers, prep.cbank, prep.case.shared_bytes, prep.budget)
+        stats = machine.run()
         run.counters = {"turns": stats.turns, "steps": stats.steps, "instructions": stats.instructions}
     except (Fault, Livelock, BadPc) as exc:
         run.outcome, run.detail = INTERPRETER_OUTCOME[type(exc)], str(exc)
+    run.printf = machine.printf if prep.program.calls_external else None   # what it printed before a fault too
     run.timings = {"run_s": time.perf_counter() - start}
     run.buffers = [bytes(b) for b in buffers]
     return run

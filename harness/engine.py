@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from translator.errors import TranslatorError, UnsupportedInstruction
 
-from . import compare
+from . import compare, printf
 from .cases import BrokenCase, Case, load_case
 from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
 
@@ -98,12 +98,25 @@ def _record(case: Case, raw, result: CaseResult) -> None:
     result.turns = raw.counters.get("turns")
     result.steps = raw.counters.get("steps")
     result.outcome = raw.outcome.value
+    lines = printf.printed(raw.printf, raw.memory().string) if raw.printf is not None else None
+    if lines is not None:
+        result.printf = lines.to_json()
     if raw.outcome is not Outcome.OK:
         result.message = raw.detail
         return
     found = compare.compare(case, raw.buffers)
     result.mismatches, result.mismatch_count = found.listed, found.total
     result.message = found.summary()
+    if case.printf_expected is not None:
+        diff = printf.compare_lines(case.printf_expected, lines or printf.Printed())
+        extra = [[thread, line] for thread, line in diff.extra]
+        result.printf = {**(result.printf or {}), "missing": diff.missing, "extra": extra}
+        if diff.count:
+            result.mismatch_count += diff.count
+            result.message = "; ".join(m for m in (result.message, diff.describe()) if m)
+    elif lines is not None and lines.dropped:
+        result.message = "; ".join(m for m in (result.message, f"printf: {lines.dropped} calls found "
+                                                f"the printf buffer full") if m)
 
 
 # ------------------------------------------------------------------ in the worker process

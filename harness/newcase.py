@@ -14,7 +14,8 @@ Buffer ``init``: a number (every word), ``iota`` (0, 1, 2, ...), ``random`` or
 ``random:SEED`` (fixed pseudo-random words; the seed defaults to 1), or a comma-separated
 list of exactly ``words`` numbers. Without ``--param``, every buffer is a parameter, in
 the order given. The kernel's constant banks 2 and 3 (``__constant__`` data, nvcc's own
-tables) are read from the cubin into ``[[constants]]`` tables.
+tables) are read from the cubin into ``[[constants]]`` tables, and so is bank 4 where it
+points to printf's format strings (and vprintf), which become ``[[strings]]`` tables.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import os
 import random
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -166,11 +168,15 @@ def compile_listing(source: Path, arch: str = ARCH, nvcc: str | None = None,
 
 def case_constants(image: bytes, kernel: str, source: Path) -> list[tuple[int, int, tuple[int, ...]]]:
     """The [[constants]] tables of a kernel: its cubin's banks 2 and 3 (``__constant__``
-    data, nvcc's own tables), as (bank, byte offset, words)."""
+    data, nvcc's own tables) and bank 4 (pointers to printf's strings and to vprintf,
+    resolved), as (bank, byte offset, words)."""
     try:
         banks = cubin.constant_banks(image, kernel)
-    except cubin.CubinError as e:
+        bank4, _ = cubin.bank4_and_strings(image)
+    except (cubin.CubinError, ValueError, struct.error) as e:
         raise NewCaseError(f"{source}: the cubin nvcc wrote cannot be read: {e}") from None
+    if any(bank4):
+        banks[4] = bank4
     out = []
     for bank, body in sorted(banks.items()):
         if len(body) > CONSTANT_BANK_BYTES:
@@ -178,6 +184,14 @@ def case_constants(image: bytes, kernel: str, source: Path) -> list[tuple[int, i
                                f"a case has room for {CONSTANT_BANK_BYTES}")
         out += [(bank, offset, words) for offset, words in cubin.bank_words(body)]
     return out
+
+
+def case_strings(image: bytes, source: Path) -> list[tuple[int, str]]:
+    """The [[strings]] tables of a kernel: the strings of its global data (printf's formats)."""
+    try:
+        return cubin.bank4_and_strings(image)[1]
+    except (cubin.CubinError, ValueError, struct.error) as e:
+        raise NewCaseError(f"{source}: the cubin nvcc wrote cannot be read: {e}") from None
 
 
 # ---------------------------------------------------------------- arguments
@@ -267,7 +281,8 @@ def parse_param(text: str, buffers: list[BufferArg]) -> tuple[str, str | int]:
 
 def case_text(*, name: str, summary: str, tags: list[str], kernel: str, listing: str,
               source: str, listing_cmd: str, grid: list[int], block: list[int],
-              buffers: list[BufferArg], params: list[tuple[str, str | int]], constants=()) -> str:
+              buffers: list[BufferArg], params: list[tuple[str, str | int]], constants=(),
+              strings=()) -> str:
     """The TOML text of a pending case."""
     lines = [f"name = {toml_string(name)}",
              f"summary = {toml_string(summary)}",
@@ -291,6 +306,8 @@ def case_text(*, name: str, summary: str, tags: list[str], kernel: str, listing:
         lines += ["", "[[params]]",
                   f"{kind} = {toml_string(value) if kind == 'buffer' else value}"]
     lines += constants_toml(constants)
+    for offset, text in strings:
+        lines += ["", "[[strings]]", f"offset = {offset:#x}", f"text = {toml_string(text)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -355,7 +372,8 @@ def new_case(source: Path, kernel: str, out: Path, *, grid=(1,), block=(32,),
         name=out.stem, summary=summary or f"{kernel} from {src_name}.", tags=list(tags),
         kernel=kernel, listing=listing, source=src_name, listing_cmd=cmd,
         grid=list(grid), block=list(block), buffers=buffers, params=params,
-        constants=case_constants(image, kernel, source)), encoding="utf-8")
+        constants=case_constants(image, kernel, source), strings=case_strings(image, source)),
+        encoding="utf-8")
     try:
         return load_case(out)
     except CaseError as e:

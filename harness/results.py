@@ -143,11 +143,16 @@ class CaseResult:
     subgroup_size: int | None = None
     traceback: str | None = None
     outcome: str | None = None      # how the run ended (an :class:`Outcome` value)
+    printf: dict | None = None      # what the launch printed (harness.printf.Printed.to_json), and
+                                    # where the case expects lines, "missing" and "extra" ones
 
     @property
     def run(self) -> Run:
         """This cell as one run for :func:`decide` (repeats are folded from these)."""
         differing = tuple((m.buffer, m.index, m.actual) for m in self.mismatches)
+        if self.printf:
+            differing += tuple(("printf", line) for line in self.printf.get("missing", []))
+            differing += tuple(("printf", t, line) for t, line in self.printf.get("extra", []))
         return Run(Outcome(self.outcome), self.mismatch_count, differing)
 
     def to_json(self) -> dict[str, Any]:

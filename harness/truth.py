@@ -15,6 +15,11 @@ Which buffers get ``expected``: those the kernel changed, and those that already
 selected (those written by ``warpboard new-case``). Cases with ``expected = "derived"``
 (worked out by hand or on the CPU) are refused unless ``--force``.
 
+What the kernel prints with ``printf`` is captured (the driver prints it on descriptor 1 at
+the synchronisation) and written as the case's ``[printf] expected`` lines, where it printed
+any or the case has strings or a ``[printf]`` table; the repeats must print the same lines
+(in any order: the order between threads is not defined).
+
 ``--json OUT`` also writes what was recorded (every buffer's words, per case) as JSON;
 ``--from-json IN`` applies such a file, recorded on another machine, without a GPU.
 Exit status: 0 all recorded, 1 some refused or failed, 2 cannot start (no CuPy, no GPU,
@@ -37,8 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
+from .capture import captured_stdout
 from .cases import Case, CaseError, discover_cases, load_case
 from .newcase import toml_string, toml_words
+from .printf import split_lines
 
 try:
     import tomllib
@@ -76,9 +83,20 @@ class GpuInfo:
                 f"({self.compiler} -arch=sm_{major}{minor}), driver {self.driver}, {runs}")
 
 
+@dataclass
+class Launched:
+    """What one launch left: every buffer's words and the lines the kernel printed."""
+    buffers: list[list[int]]
+    printf: list[str] = field(default_factory=list)
+
+
 class Runner(Protocol):
     def info(self) -> GpuInfo: ...
-    def run(self, case: Case) -> list[list[int]]: ...
+    def run(self, case: Case) -> "Launched | list[list[int]]": ...   # a list: nothing printed
+
+
+def _launched(result) -> Launched:
+    return result if isinstance(result, Launched) else Launched([list(w) for w in result])
 
 
 class CupyRunner:
@@ -161,7 +179,7 @@ class CupyRunner:
                     code=source.read_text(), backend="nvrtc", options=("-std=c++17",))
         return self._modules[source]
 
-    def run(self, case: Case) -> list[list[int]]:
+    def run(self, case: Case) -> Launched:
         cp, np = self.cp, self.np
         try:
             fn = self._module(case.source).get_function(case.kernel)
@@ -178,21 +196,28 @@ class CupyRunner:
             else:
                 args.append({"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}[p.kind](p.value))
         try:
-            fn(case.grid, case.block, tuple(args))
-            done = cp.cuda.Event()
-            done.record()
-            deadline = time.monotonic() + self.timeout_s
-            while not done.done:
-                if time.monotonic() > deadline:
-                    raise GpuFailure(f"the kernel did not finish in {self.timeout_s:g} s "
-                                     "(a deadlock?); stopping: the GPU is still busy with it")
-                time.sleep(0.001)
-            cp.cuda.runtime.deviceSynchronize()
-            return [a.get().astype(np.uint32).tolist() for a in arrays]
+            with captured_stdout() as printed:
+                self._launch(fn, case, args)
+            return Launched([a.get().astype(np.uint32).tolist() for a in arrays], split_lines(printed.text))
         except GpuFailure:
             raise
         except Exception as e:
             raise GpuFailure(f"the launch failed: {e}") from None
+
+
+    def _launch(self, fn, case: Case, args: list) -> None:
+        """Launch and wait (the driver prints the kernel's printf output at the synchronisation)."""
+        cp = self.cp
+        fn(case.grid, case.block, tuple(args))
+        done = cp.cuda.Event()
+        done.record()
+        deadline = time.monotonic() + self.timeout_s
+        while not done.done:
+            if time.monotonic() > deadline:
+                raise GpuFailure(f"the kernel did not finish in {self.timeout_s:g} s "
+                                 "(a deadlock?); stopping: the GPU is still busy with it")
+            time.sleep(0.001)
+        cp.cuda.runtime.deviceSynchronize()
 
 
 def make_runner(compiler: str = "auto", timeout_s: float = 30.0) -> Runner:
@@ -330,6 +355,14 @@ class _Editor:
         at = anchor.end + 1 if anchor else (t.header + 1 if t.header is not None else 0)
         self.edits.append((at, 0, new))
 
+    def has_table(self, name: str) -> bool:
+        return any(t.name == name for t in self.tables)
+
+    def add_table(self, name: str, key: str, value: str) -> None:
+        """A new ``[name]`` table holding ``key = value``, at the end of the file."""
+        self.edits.append((len(self.lines), 0, ["\n", f"[{name}]\n"]
+                           + [ln + "\n" for ln in f"{key} = {value}".split("\n")]))
+
     def delete(self, name: str | None, index: int, key: str) -> None:
         for e in self.table(name, index).entries:
             if e.key == key:
@@ -346,10 +379,17 @@ class _Editor:
         return "".join(lines)
 
 
-def rewrite_case_text(text: str, recorded_on: str, expected: dict[int, list[int]]) -> str:
+def toml_lines(lines: list[str]) -> str:
+    """A TOML array of strings, one a line."""
+    return "[\n" + "".join(f"    {toml_string(line)},\n" for line in lines) + "]" if lines else "[]"
+
+
+def rewrite_case_text(text: str, recorded_on: str, expected: dict[int, list[int]],
+                      printf: list[str] | None = None) -> str:
     """The case file ``text`` with provenance ``expected = "chip"`` and ``recorded_on``
-    (``derivation`` dropped) and ``expected`` of the buffers given (index -> words); every
-    other line as it was. Checked by parsing both texts."""
+    (``derivation`` dropped), ``expected`` of the buffers given (index -> words) and, where
+    ``printf`` is given, ``[printf] expected`` lines; every other line as it was. Checked by
+    parsing both texts."""
     before = tomllib.loads(text)
     ed = _Editor(text)
     ed.set("provenance", 0, "expected", '"chip"')
@@ -358,6 +398,11 @@ def rewrite_case_text(text: str, recorded_on: str, expected: dict[int, list[int]
     for index, words in sorted(expected.items()):
         ed.set("buffers", index, "expected", toml_words("expected", words)[len("expected = "):],
                after=("init",))
+    if printf is not None:
+        if ed.has_table("printf"):
+            ed.set("printf", 0, "expected", toml_lines(printf))
+        else:
+            ed.add_table("printf", "expected", toml_lines(printf))
     new = ed.text()
     want = json.loads(json.dumps(before))
     want["provenance"]["expected"] = "chip"
@@ -365,6 +410,8 @@ def rewrite_case_text(text: str, recorded_on: str, expected: dict[int, list[int]
     want["provenance"].pop("derivation", None)
     for index, words in expected.items():
         want["buffers"][index]["expected"] = list(words)
+    if printf is not None:
+        want.setdefault("printf", {})["expected"] = list(printf)
     try:
         got = tomllib.loads(new)
     except tomllib.TOMLDecodeError as e:
@@ -383,6 +430,13 @@ class Outcome:
     status: str                    # recorded | refused | failed | skipped
     message: str = ""
     buffers: dict[str, list[int]] | None = None
+    printf: list[str] | None = None
+
+
+def printf_to_record(case: Case, lines: list[str]) -> list[str] | None:
+    """The lines to write as ``[printf] expected``: where the kernel printed any, or the
+    case prints (it has strings or a [printf] table already); None: leave the case alone."""
+    return list(lines) if lines or case.strings or case.printf_expected is not None else None
 
 
 def choose_buffers(case: Case, final: list[list[int]], all_buffers: bool = False) -> dict[int, list[int]]:
@@ -404,14 +458,15 @@ def refusal(case: Case, force: bool) -> str | None:
 
 
 def apply(case: Case, final: list[list[int]], recorded_on: str, all_buffers: bool = False,
-          write: bool = True) -> str:
-    """Write ``final`` (every buffer's words after the kernel) into the case file."""
+          write: bool = True, printf: list[str] | None = None) -> str:
+    """Write ``final`` (every buffer's words after the kernel) and, where given, the lines it
+    printed into the case file."""
     chosen = choose_buffers(case, final, all_buffers)
     if not chosen:
         raise TruthError("the kernel changed no buffer: nothing to record "
                          "(give the output buffers an init the kernel overwrites, or --all-buffers)")
     text = case.path.read_text(encoding="utf-8")
-    new = rewrite_case_text(text, recorded_on, chosen)
+    new = rewrite_case_text(text, recorded_on, chosen, printf)
     if write:
         case.path.write_text(new, encoding="utf-8")
         try:
@@ -420,7 +475,8 @@ def apply(case: Case, final: list[list[int]], recorded_on: str, all_buffers: boo
             case.path.write_text(text, encoding="utf-8")
             raise TruthError(f"the rewritten case does not load ({e}); left as it was") from None
     names = ", ".join(case.buffers[i].name for i in sorted(chosen))
-    return f"expected words for {names}" + ("" if write else " (not written: --no-write)")
+    lines = "" if printf is None else f" and {len(printf)} printf line{'s' * (len(printf) != 1)}"
+    return f"expected words for {names}{lines}" + ("" if write else " (not written: --no-write)")
 
 
 def record(cases: list[Case], runner: Runner, *, force: bool = False, repeat: int = 3,
@@ -443,13 +499,17 @@ def record(cases: list[Case], runner: Runner, *, force: bool = False, repeat: in
             out = Outcome(case.id, "refused", why)
         else:
             try:
-                runs = [runner.run(case) for _ in range(repeat)]
-                if any(r != runs[0] for r in runs[1:]):
+                runs = [_launched(runner.run(case)) for _ in range(repeat)]
+                if any(r.buffers != runs[0].buffers for r in runs[1:]):
                     raise TruthError(f"the {repeat} runs left different words: the kernel is "
                                      "not deterministic (atomics' order? a race?); not recorded")
-                buffers = {b.name: words for b, words in zip(case.buffers, runs[0])}
+                if any(sorted(r.printf) != sorted(runs[0].printf) for r in runs[1:]):
+                    raise TruthError(f"the {repeat} runs printed different lines; not recorded")
+                buffers = {b.name: words for b, words in zip(case.buffers, runs[0].buffers)}
+                lines = printf_to_record(case, runs[0].printf)
                 out = Outcome(case.id, "recorded",
-                              apply(case, runs[0], recorded_on, all_buffers, write), buffers)
+                              apply(case, runs[0].buffers, recorded_on, all_buffers, write, lines),
+                              buffers, lines)
             except GpuFailure as e:
                 out = Outcome(case.id, "failed", str(e))
                 outcomes.append(out)
@@ -469,6 +529,8 @@ def _note(results: dict | None, out: Outcome) -> None:
         entry = {"status": out.status, "message": out.message}
         if out.buffers is not None:
             entry["buffers"] = out.buffers
+        if out.printf is not None:
+            entry["printf"] = out.printf
         results.setdefault("cases", {})[out.case] = entry
 
 
@@ -496,8 +558,11 @@ def apply_json(cases: list[Case], doc: dict, *, force: bool = False, all_buffers
                     if len(words) != b.words:
                         raise TruthError(f"buffer {b.name}: {len(words)} words recorded, "
                                          f"the case has {b.words}")
+                lines = entry.get("printf")
+                if lines is not None and not (isinstance(lines, list) and all(isinstance(x, str) for x in lines)):
+                    raise TruthError("the results file's printf entry is not a list of lines")
                 out = Outcome(case.id, "recorded",
-                              apply(case, final, doc["recorded_on"], all_buffers, write), bufs)
+                              apply(case, final, doc["recorded_on"], all_buffers, write, lines), bufs, lines)
             except TruthError as e:
                 out = Outcome(case.id, "failed", str(e))
         outcomes.append(out)

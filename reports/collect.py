@@ -80,7 +80,8 @@ RECORD_FIELDS: dict[str, dict[str, tuple]] = {
               "provenance": (dict,)},
     "results": {"case": (REQUIRED, str), "device": (REQUIRED, str), "status": (REQUIRED, str),
                 "message": _STR, "mismatches": (list,), "mismatch_count": _INT, "turns": _INT,
-                "steps": _INT, "mode": _STR, "time_s": _NUM, "subgroup_size": _INT, "traceback": _STR},
+                "steps": _INT, "mode": _STR, "time_s": _NUM, "subgroup_size": _INT, "traceback": _STR,
+                "printf": (dict,)},
 }
 MISMATCH_FIELDS = {"buffer": (REQUIRED, str), "index": (REQUIRED, int), "expected": (REQUIRED, int),
                    "actual": (REQUIRED, int), "thread": _INT, "warp": _INT, "lane": _INT}

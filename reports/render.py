@@ -17,7 +17,7 @@ from tabulate import tabulate
 
 from harness.results import Status
 
-from . import collect
+from . import collect, printf_view
 from .collect import MISSING, Comparison
 
 # --------------------------------------------------------------------------- helpers
@@ -93,6 +93,9 @@ def terminal(results: dict[str, Any], baseline: dict[str, Any] | None = None,
         out.append(f"{plain(s.device):<{width}}  {plain(s.line())}")
     if results.get("partial"):
         out += ["", "partial run: interrupted before every cell finished"]
+    printed = printf_view.summary_lines(results, plain)
+    if printed:
+        out += ["", "printf output:", *(f"  {line}" for line in printed)]
     cmp = _comparison(results, baseline)
     if cmp is not None:
         out += ["", *_change_lines(cmp, plain)]
@@ -172,6 +175,20 @@ def _md_failures(results: dict[str, Any]) -> list[str]:
     return out + ["", "</details>", ""]
 
 
+def _md_printf(results: dict[str, Any]) -> list[str]:
+    """What the kernels printed: per case and distinct output, its devices and first lines."""
+    found = printf_view.groups(results)
+    if not found:
+        return []
+    out = [f"<details><summary>printf output of {len(found)} cells</summary>", ""]
+    for case, devs, r in found:
+        lines = [plain(line) for line in printf_view.first_lines(r)]
+        fence = "`" * max(3, 1 + max((len(run) for line in lines for run in re.findall("`+", line)), default=0))
+        out += [f"- {md(case)} on {md(', '.join(devs))}: {md(printf_view.counts(r))}", "",
+                f"  {fence}text", *(f"  {line}" for line in lines), f"  {fence}", ""]
+    return out + ["</details>", ""]
+
+
 def markdown(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
     """A GitHub-flavoured markdown scoreboard: device legend, cases x devices table with
     a pass-count row, failing cells, and (with a baseline) Regressions / Fixes / New
@@ -181,6 +198,7 @@ def markdown(results: dict[str, Any], baseline: dict[str, Any] | None = None) ->
     if cmp is not None:
         out += _md_changes(cmp)
     out += _md_failures(results)
+    out += _md_printf(results)
     out += [f"> {md(n)}" for n in results.get("notes", [])]
     return "\n".join(out).rstrip() + "\n"
 
@@ -208,6 +226,7 @@ table.hm td{width:11px;height:11px;padding:0;border:1px solid #fff}
 table.hm th{font-size:9px;padding:0 2px;font-weight:400}
 td.hm-ok{background:#c8e6c9}td.hm-mismatch{background:#d32f2f}
 pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:20em}
+pre.pf{margin:0;padding:0 .3em}
 details{margin:.6em 0;border-left:4px solid #ccc;padding-left:.6em}
 code,.mono{font-family:ui-monospace,monospace}
 """
@@ -245,8 +264,9 @@ def _anchor(index: int) -> str:
 
 
 def _html_cell(case: str, dev: str, status: str, anchor: str | None,
-               cmp: Comparison | None) -> str:
-    """One matrix cell: coloured status, linked to its details, marked if it changed."""
+               cmp: Comparison | None, r: dict[str, Any] | None = None) -> str:
+    """One matrix cell: coloured status, linked to its details, marked if it changed; where
+    its kernel printed, the first lines in its title."""
     classes, was = ["st", _status_class(status)], ""
     change = cmp.change_for(case, dev) if cmp else None
     if change is not None:
@@ -254,19 +274,21 @@ def _html_cell(case: str, dev: str, status: str, anchor: str | None,
         classes.append(f"chg-{kind}")
         was = f'<span class="was">was {esc(change.before)}</span>'
     text = esc(status) if anchor is None else f'<a href="#{anchor}">{esc(status)}</a>'
+    title = f' title="{esc(printf_view.tooltip(r))}"' if r is not None and printf_view.has_output(r) else ""
     return (f'<td class="{" ".join(classes)}" style="{_status_style(status)}" '
-            f'data-case="{esc(case)}" data-device="{esc(dev)}">{text}{was}</td>')
+            f'data-case="{esc(case)}" data-device="{esc(dev)}"{title}>{text}{was}</td>')
 
 
 def _html_matrix(results: dict[str, Any], anchors: dict[tuple[str, str], str],
                  cmp: Comparison | None) -> str:
     board = collect.scoreboard(results)
     cases = collect.cases_by_id(results)
+    by_key = collect.cells(results)
     head = "<tr><th>case</th>" + "".join(f"<th>{esc(d)}</th>" for d in board.columns) + "</tr>"
     rows = []
     for case, statuses in zip(board.index, board.values):
         summary = cases[case].get("summary") or ""
-        cells = "".join(_html_cell(case, dev, st, anchors.get((case, dev)), cmp)
+        cells = "".join(_html_cell(case, dev, st, anchors.get((case, dev)), cmp, by_key.get((case, dev)))
                         for dev, st in zip(board.columns, statuses))
         rows.append(f'<tr><th class="mono" title="{esc(summary)}">{esc(case)}</th>{cells}</tr>')
     counts = "".join(f"<td>{s.passed}/{s.total}</td>" for s in collect.summaries(results))
@@ -369,6 +391,8 @@ def _details(r: dict[str, Any], case: dict[str, Any], anchor: str) -> str:
         if _placed(mism, _grid_shape(case, mism)[1]):
             parts.append(heatmap(case, mism))
         parts.append(_mismatch_table(mism))
+    if printf_view.has_output(r):
+        parts.append(printf_view.html_block(r, esc))
     if r.get("traceback"):
         parts.append(f"<pre>{esc(r['traceback'])}</pre>")
     return "".join(parts) + "</details>"
@@ -385,12 +409,22 @@ def _html_changes(cmp: Comparison) -> str:
     return "".join(out)
 
 
+def _detail_cells(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cells with a details section: those worth a closer look, and those that printed,
+    in scoreboard order."""
+    worth = {(r["case"], r["device"]) for r in collect.failing_cells(results)}
+    by_key = collect.cells(results)
+    return [by_key[(c, d)] for c in collect.case_ids(results) for d in collect.device_ids(results)
+            if (c, d) in by_key and ((c, d) in worth or printf_view.has_output(by_key[(c, d)]))]
+
+
 def html(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
     """One self-contained HTML page: device legend, coloured matrix with a status
-    legend, (with a baseline) the changes, and a details section per non-passing cell."""
+    legend, (with a baseline) the changes, and a details section per non-passing cell and
+    per cell whose kernel printed."""
     cmp = _comparison(results, baseline)
     cases = collect.cases_by_id(results)
-    detail_cells = collect.failing_cells(results)
+    detail_cells = _detail_cells(results)
     anchors = {(r["case"], r["device"]): _anchor(i) for i, r in enumerate(detail_cells)}
     meta = (f"warpboard {results.get('warpboard') or '?'} · {results.get('created') or '?'}"
             + (f" · host {results['host']}" if results.get("host") else ""))

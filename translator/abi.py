@@ -5,13 +5,19 @@ the parameters from 0x160; banks 1-4 hold what the case gives them (nvcc puts ``
 data in bank 3, its own tables in bank 2, printf's format strings in bank 4). Local memory
 (LDL/STL) is each thread's own window of :func:`local_frame_bytes` bytes just below the stack
 pointer's start ``STACK_TOP``: the kernel's prologue lowers R1 by its frame size and addresses
-its locals from there. Global memory is addressed with 64-bit pointers; the harness gives
-buffer *k* the address ``(BUFFER_HI + k) << 32 | BUFFER_LO``, so pointer arithmetic in the
-listing works and an address outside every buffer is recognised (FAULT).
+its locals from there; ``c[0x0][0x20]``, the local window's generic address, is 0, so a
+generic pointer to a local variable (printf's argument buffer) is its local address. Global
+memory is addressed with 64-bit pointers; the harness gives buffer *k* the address
+``(BUFFER_HI + k) << 32 | BUFFER_LO``, so pointer arithmetic in the listing works and an
+address outside every buffer is recognised (FAULT). The kernel's initialised global data
+(nvcc's ``.nv.global.init``: printf's format strings) is buffer ``GLOBAL_DATA_SLOT``, and the
+functions outside the kernel that bank 4 points to have addresses of their own
+(``FUNCTIONS``: vprintf).
 
 Vulkan side: two storage buffers. Binding 0, ``ctrl``: status words, counters, the buffer
 table, the step budget and constant bank 0. Binding 1, ``heap``: every case buffer, one after
-another, in 32-bit words.
+another, in 32-bit words. A program that calls vprintf has a third, binding 2, ``printf``:
+a count of records, the capacity, and the records (see :mod:`translator.vprintf`).
 """
 from __future__ import annotations
 
@@ -29,6 +35,15 @@ PARAM_BYTES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 BUFFER_HI = 0x7F00
 BUFFER_LO = 0x10000000
 MAX_BUFFERS = 8
+GLOBAL_DATA_SLOT = MAX_BUFFERS - 1      # the buffer holding the kernel's .nv.global.init
+FUNCTIONS = {"vprintf": 0x7E00_0000_0000_1000}   # where bank 4's function pointers point
+
+# printf buffer layout (binding 2), in 32-bit words: see translator.vprintf
+PRINTF_COUNT, PRINTF_CAPACITY = 0, 1     # records written (past the capacity: dropped), room for
+PRINTF_HEADER = 4                        # words before the first record
+PRINTF_ARG_WORDS = 64                    # argument bytes kept per call: 32 arguments of 8 bytes
+PRINTF_RECORD_WORDS = 4 + PRINTF_ARG_WORDS   # thread, format lo, format hi, argument words kept
+PRINTF_RECORDS = 4096                    # records a launch keeps
 
 # ctrl buffer layout, in 32-bit words
 STATUS, STATUS_PC, STATUS_THREAD, STATUS_ADDR_LO, STATUS_ADDR_HI, STATUS_BLOCK = 0, 1, 2, 3, 4, 5
@@ -75,6 +90,11 @@ def local_frame_bytes(insts) -> int:
 
 def buffer_address(k: int) -> int:
     return (BUFFER_HI + k) << 32 | BUFFER_LO
+
+
+def global_data_address(offset: int = 0) -> int:
+    """The address of byte ``offset`` of the kernel's initialised global data."""
+    return buffer_address(GLOBAL_DATA_SLOT) + offset
 
 
 @dataclass(frozen=True)

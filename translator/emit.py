@@ -18,6 +18,7 @@ from . import abi, sem_alu
 from .emit_ctx import SpirvCtx
 from .emit_mem import MemoryEmitter
 from .emit_outcome import Outcome
+from .emit_printf import VprintfEmitter
 from .emit_turns import FreeWarp, TurnsWarp
 from .errors import UnsupportedInstruction
 from .ir import Block, Program
@@ -68,6 +69,7 @@ class Emitter:
         self.helpers: dict[str, Function] = {}      # functions main calls, by name
         self.memory = MemoryEmitter(self)
         self._setup()
+        self.vprintf = VprintfEmitter(self) if self.program.calls_external else None
         self.warp = TurnsWarp(self) if self.mode == "turns" else FreeWarp(self)
 
     # ---------------------------------------------------------------- module set-up

@@ -301,6 +301,8 @@ class SpirvCtx:
     def atomic(self, space, op, addr, value, compare, signed):
         return self.e.memory.atomic(self, space, op, addr, value, compare, signed)
 
+    def call_external(self, target, fmt, args): return self.e.vprintf.call(self, target, fmt, args)
+
     def active(self): return self.e.warp.active(self)
     def ballot(self, p): return self.e.warp.ballot(self, p)
     def shfl(self, mode, value, b, c): return self.e.warp.shfl(self, mode, value, b, c)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import abi
+from .vprintf import PrintfOutput
 from .errors import TranslatorError
 from .interp_ctx import Fault, ThreadCtx, Thread, WarpOracle
 from .ir import Block, Inst, Program
@@ -30,6 +31,7 @@ class RunStats:
     turns: int = 0
     steps: int = 0
     instructions: int = 0
+    printf: PrintfOutput = field(default_factory=PrintfOutput)    # the vprintf calls' records
 
 
 @dataclass
@@ -67,7 +69,15 @@ class Interpreter:
         self.program, self.launch, self.memory = program.for_block(launch.block), launch, memory
         self.cbank, self.shared_bytes, self.budget = cbank, shared_bytes, budget
         self.stats = RunStats()
+        self.printf = self.stats.printf
         self.inst_index = 0             # where the running instruction sits in its block (the clock)
+
+    def launch_index(self, t: Thread) -> int:
+        """A thread's index in the launch: its block's linear index times the block size,
+        plus its index in the block."""
+        gx, gy, _ = self.launch.grid
+        x, y, z = t.ctaid
+        return (x + gx * (y + gy * z)) * self.launch.threads_per_block + t.tid
 
     def run(self) -> RunStats:
         gx, gy, gz = self.launch.grid

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from . import abi, floatops, intops, mufuops, regs, schedule
+from . import abi, floatops, intops, mufuops, regs, schedule, vprintf
 from .errors import TranslatorError, UnsupportedInstruction
 from .intops import M32, M64, s32
 
@@ -299,6 +299,38 @@ class ThreadCtx:
         old = list(struct.unpack_from(f"<{nbytes // 4}I", buf, off))
         struct.pack_into(f"<{nbytes // 4}I", buf, off, *(w & M32 for w in update(self, old)))
         return old
+
+    # functions outside the kernel
+    def call_external(self, target, fmt, args):
+        """vprintf(fmt, args): a record of the thread, the format's address and the words of
+        its argument buffer (translator.vprintf); any other target is a bad pc."""
+        if not self.en or self.gather:
+            return 0
+        if target != abi.FUNCTIONS["vprintf"]:
+            from .interp import BadPc
+            t = self.t
+            raise BadPc(f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
+                        f"({self.inst.where}): CALL.ABS to {target:#x}, which is not vprintf (the only "
+                        "function outside the kernel that warpboard models)")
+        if fmt == 0:
+            return M32
+        count = vprintf.count_arguments(self._global_byte, fmt)
+        self.m.printf.add(vprintf.PrintfRecord(self.m.launch_index(self.t), fmt, self._argument_bytes(args)))
+        return count
+
+    def _global_byte(self, addr: int) -> int:
+        buf, off = self._locate("global", addr & M64, 1, "load (vprintf's format string)")
+        return buf[off]
+
+    def _argument_bytes(self, args: int) -> bytes:
+        """The words of the argument buffer at generic address ``args`` that lie in the
+        thread's local window, up to abi.PRINTF_ARG_WORDS (none for a null pointer)."""
+        size = self.m.program.local_bytes
+        off = args - (abi.STACK_TOP - size)
+        if args == 0 or not 0 <= off < size or off % 4:
+            return b""
+        buf, _ = self._shared_or_local("local", abi.STACK_TOP - size)
+        return bytes(buf[off:off + min(size - off, 4 * abi.PRINTF_ARG_WORDS)])
 
     # the warp
     def _collective(self, kind, *args, placeholder=0):

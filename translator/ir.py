@@ -130,6 +130,12 @@ class Program:
         return local_frame_bytes(self.insts)
 
     @property
+    def calls_external(self) -> bool:
+        """Whether it calls a function outside the kernel (vprintf): its launch then has a
+        printf buffer (abi.PRINTF_*)."""
+        return any(i.spec.external for i in self.insts)
+
+    @property
     def uses_shared(self) -> bool:
         """Whether an instruction reads or writes shared memory."""
         return any(i.spec.space == "shared" for i in self.insts)

@@ -43,6 +43,7 @@ class OpSpec:
     yields: bool = False          # lets the other threads move (YIELD, NANOSLEEP)
     region: bool = False          # enters, leaves or syncs a convergence region Bx (BSSY, BREAK, BSYNC)
     turns: bool = False           # its presence makes the program run in turns
+    external: bool = False        # calls a function outside the kernel (vprintf: a printf buffer)
 
     def __post_init__(self):
         assert self.flow in FLOWS and self.waits in (None, *WAIT_RULES) and self.lanes in (None, *LANE_USES), self
@@ -150,6 +151,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
        flow="jump", target="pc"),
     _t("BRX", warp.brx, flow="jump", target="table"),
     _t("CALL", warp.call, {"REL", "ABS", "NOINC"}, flow="call", target="pc"),
+    _t("LEPC", warp.lepc),
     _t("RET", warp.ret, {"REL", "ABS", "NODEC"}, flow="return", target="offset"),
     _t("EXIT", warp.exit_, flow="exit"),
     _t("BSSY", warp.bssy, target="pc", lanes="mask", region=True),
@@ -185,6 +187,13 @@ NOT_TRANSLATED = {"HMMA": _TENSOR, "IMMA": _TENSOR, "DMMA": _TENSOR, "BMMA": _TE
 """Opcodes left out on purpose, and why: the UNSUPPORTED message says so."""
 
 
+# Forms whose first operand is a register: a call through a function pointer, which returns to
+# the next instruction (vprintf; see sem_warp.call_external).
+REGISTER_FORMS: dict[str, OpSpec] = {
+    "CALL": _t("CALL", warp.call_external, {"ABS", "NOINC"}, external=True),
+}
+
+
 def lookup(base: str) -> OpSpec | None:
     """The entry for a mnemonic without modifiers, or None when the table lacks it."""
     return TABLE.get(base)
@@ -192,7 +201,10 @@ def lookup(base: str) -> OpSpec | None:
 
 def lookup_form(base: str, operands) -> OpSpec | None:
     """The entry for an instruction: its predicate form where the first operand is a
-    predicate and the mnemonic has one, else the mnemonic's entry."""
+    predicate and the mnemonic has one, its register form where the first operand is a
+    general register and it has one, else the mnemonic's entry."""
     if operands and operands[0].kind in ("pred", "upred") and base in PREDICATE_FORMS:
         return PREDICATE_FORMS[base]
+    if operands and operands[0].kind == "reg" and base in REGISTER_FORMS:
+        return REGISTER_FORMS[base]
     return lookup(base)

@@ -5,6 +5,8 @@ scheduler); these functions only say what each instruction computes from them.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .ctx import Ctx
 from .sem_alu import PRED_KINDS, unsupported
 
@@ -121,6 +123,34 @@ def r2ur_pred(x: Ctx, i):
 
 def call(x: Ctx, i):
     x.jump(x.k32(i.target))
+
+
+def lepc(x: Ctx, i):
+    """LEPC Rd: Rd:Rd+1 = this instruction's address (pcs are offsets in the kernel, as BRA
+    and RET see them). ptxas adds the distance to the instruction after a CALL.ABS to it, a
+    return address that only the called function would use."""
+    x.write64(i.ops[0], x.k64(i.pc))
+
+
+VPRINTF_FORMAT, VPRINTF_ARGS, VPRINTF_RESULT = 4, 6, 4    # registers of vprintf's ABI
+
+
+def call_external(x: Ctx, i):
+    """CALL.ABS.NOINC Ra: a call to the function whose address Ra:Ra+1 holds (loaded from
+    bank 4, where the driver relocates it). vprintf (``abi.FUNCTIONS``) is modelled as a
+    call that returns to the next instruction: its format string in R4:R5, its argument
+    buffer in R6:R7, its result in R4 (see translator.vprintf); every register it might
+    clobber keeps its value, which code compiled for the real ABI cannot tell apart. Any
+    other address ends the thread with BAD_PC."""
+    target = i.ops[0]
+    fmt, args = (x.read64(_reg(target, n)) for n in (VPRINTF_FORMAT, VPRINTF_ARGS))
+    result = x.call_external(x.read64(target), fmt, args)
+    x.write(_reg(target, VPRINTF_RESULT), result)
+
+
+def _reg(like, n: int):
+    """General register Rn, as an operand of the kind of ``like``."""
+    return replace(like, text=f"R{n}", name=f"R{n}", value=n, neg=False, inv=False, abs=False, suffix=())
 
 
 def ret(x: Ctx, i):

@@ -3,6 +3,8 @@
 # print them as TOML: a collective-free kernel thread after thread (cpu_shim.h), or with
 # --collectives one OS thread per CUDA thread with warp collectives and block barriers
 # modelled (cpu_collectives.h; a kernel that breaks the *_sync mask rules exits with 3).
+# What the kernel prints with printf becomes the case's `[printf] expected` lines (--check
+# compares them as a multiset: the order between threads is not defined).
 #
 #   cases/tools/run_on_cpu.sh CASE.toml                 # print `expected = [...]` per buffer
 #   cases/tools/run_on_cpu.sh --check CASE.toml         # compare with the case's expected
@@ -60,10 +62,12 @@ launch = case["launch"]
 lines.append("int main() {")
 lines.append(f"    {launcher}({dim(launch['grid'])}, {dim(launch['block'])}, "
              f"[] {{ {kernel}({', '.join(call)}); }});")
+lines.append("    std::fflush(stdout);")
+lines.append("    FILE *words = std::fopen(WB_WORDS, \"w\");")
 for i, b in enumerate(bufs):
-    lines.append(f'    for (unsigned w = 0; w < {b["words"]}; w++) printf("%u ", b{i}[w]);')
-    lines.append('    printf("\\n");')
-lines.append("    return 0;\n}")
+    lines.append(f'    for (unsigned w = 0; w < {b["words"]}; w++) std::fprintf(words, "%u ", b{i}[w]);')
+    lines.append('    std::fprintf(words, "\\n");')
+lines.append("    return std::fclose(words);\n}")
 
 with tempfile.TemporaryDirectory() as tmp:
     main = Path(tmp, "main.cpp")
@@ -71,13 +75,16 @@ with tempfile.TemporaryDirectory() as tmp:
     exe = Path(tmp, "main")
     flags = (["-std=c++20", "-pthread", "-fsanitize=undefined"] if threads
              else ["-std=c++17", "-fsanitize=address,undefined"])
+    words_file = Path(tmp, "words")
     subprocess.run(["g++", *flags, "-O1", "-g", "-fno-sanitize-recover=all", "-I", os.environ["WB_TOOLS"],
-                    "-o", str(exe), str(main)], check=True)
-    run = subprocess.run([str(exe)], capture_output=True, text=True)
+                    f"-DWB_WORDS=\"{words_file}\"", "-o", str(exe), str(main)], check=True)
+    run = subprocess.run([str(exe)], capture_output=True)
     if run.returncode != 0:
-        sys.stderr.write(run.stderr)
+        sys.stderr.write(run.stderr.decode("utf-8", "backslashreplace"))
         sys.exit(f"{case_path}: the kernel failed on the CPU (exit {run.returncode})")
-    out = run.stdout
+    out = words_file.read_text()
+    printed = run.stdout.decode("utf-8", "backslashreplace").split("\n")   # as harness.printf decodes
+    printed = printed[:-1] if printed[-1] == "" else printed
 
 results = [[int(w) for w in line.split()] for line in out.splitlines()]
 bad = 0
@@ -95,6 +102,17 @@ for b, words in zip(bufs, results):
     print(f"# buffer {b['name']} ({len(words)} words)")
     rows = ",\n".join("    " + ", ".join(map(str, words[i:i + 8])) for i in range(0, len(words), 8))
     print(f"expected = [\n{rows},\n]")
+want_lines = case.get("printf", {}).get("expected")
+if check and want_lines is not None and sorted(want_lines) != sorted(printed):
+    bad += 1
+    missing = sorted(set(want_lines) - set(printed))[:3]
+    extra = sorted(set(printed) - set(want_lines))[:3]
+    print(f"{case_path}: printf lines differ: missing {missing}, extra {extra}")
+elif not check and (printed or want_lines is not None):
+    import json
+    print(f"# printf: {len(printed)} lines\n[printf]\nexpected = [")
+    quoted = (json.dumps(line).replace("\x7f", "\\u007f") for line in printed)   # TOML strings
+    print("".join(f"    {q},\n" for q in quoted) + "]")
 if check:
     print(f"{case_path}: {'MISMATCH' if bad else 'OK'}")
 sys.exit(1 if bad else 0)
