@@ -14,7 +14,7 @@ from harness.results import Status
 LANES = 32
 CASES = Path(__file__).resolve().parents[1] / "cases"
 # one library case per rule, reduced from random programs or written from the CUDA they break
-LIBRARY = ["random/bsync_two_waiters", "random/reduce_two_masks"]
+LIBRARY = ["random/bsync_two_waiters", "random/break_with_predicate", "random/reduce_two_masks"]
 
 
 def _run(backend, body):
