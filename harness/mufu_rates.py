@@ -31,6 +31,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import math
 import os
 import re
 import struct
@@ -82,7 +83,7 @@ def tally(fmt: str, inputs, expected, got) -> dict:
             continue
         if kind == "ulp":
             histogram[ulp] += 1
-        rank = float("inf") if ulp is None else ulp
+        rank = {"mismatched": math.inf, "nan_payload": -1}.get(kind, ulp)     # the worst first
         worst.append((rank, index, {"index": index, "input": f"{x:#010x}", "expected": f"{want:#010x}",
                                     "got": f"{have:#010x}", "kind": kind, "ulp": ulp}))
     n = len(expected)
@@ -329,7 +330,7 @@ _OUT_BUFFER = re.compile(r'(\[\[buffers\]\]\nname = "out"\nwords = \d+\n)(compar
 
 def write_tolerances(doc: dict, root: str | Path) -> list[str]:
     """Set each sweep case's ``compare`` to the largest ULP distance of the report (none when it
-    is 0: exact); a line per case saying what was done. RCP64H/RSQ64H high words get the same
+    is 0: exact), in the case file and the report; a line per case saying what was done. RCP64H/RSQ64H high words get the same
     ``f32-ulp:N``: the comparison reads them as binary32 words, which counts high-word steps
     alike, except that it takes every word from 0x7f800000 up (binary64s from 2^1017 in
     magnitude, infinities and NaNs) for a NaN."""
@@ -347,7 +348,7 @@ def write_tolerances(doc: dict, root: str | Path) -> list[str]:
         if n != 1:
             raise ValueError(f"{path}: no [[buffers]] table named out to set the tolerance on")
         path.write_text(new, encoding="utf-8")
-        load_case(path, root)
+        s["compare"] = load_case(path, root).buffer("out").compare
         caveats = [f"{s['fmt']} words read as binary32"] if s["fmt"] != "f32" else []
         mismatched = sum(r.get("mismatched", 0) for r in doc["rates"] if r["case"] == s["case"])
         if mismatched:
@@ -416,11 +417,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"warpboard mufu-rates: {e}", file=sys.stderr)
         return 2
     print(terminal(doc))
+    if args.write_tolerances:       # first, so that the reports show the tolerances declared now
+        for note in write_tolerances(doc, args.root):
+            print(note)
     if args.json_out:
         write_atomic(args.json_out, json.dumps(doc, indent=1))
     if args.markdown:
         write_atomic(args.markdown, markdown(doc))
-    if args.write_tolerances:
-        for note in write_tolerances(doc, args.root):
-            print(note)
     return 0
