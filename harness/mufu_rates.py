@@ -72,10 +72,18 @@ def judge(fmt: str, want: int, have: int) -> tuple[str, int | None]:
     return "ulp", abs(_ordered(want) - _ordered(have))
 
 
+def word_value(fmt: str, w: int) -> float:
+    """The value of a word: a binary32, or the binary64 whose high word it is (low word 0)."""
+    return struct.unpack("<d", struct.pack("<Q", w << 32))[0] if fmt == "f64h" else \
+        struct.unpack("<f", struct.pack("<I", w))[0]
+
+
 def tally(fmt: str, inputs, expected, got) -> dict:
-    """The rates of one device on one sweep: counts, the largest ULP distance, the ULP
-    histogram of the inexact words and the worst examples (input, chip's word, device's)."""
-    kinds, histogram, worst = Counter(), Counter(), []
+    """The rates of one device on one sweep: counts, the largest ULP distance and absolute
+    difference, the ULP histogram of the inexact words and the worst examples (input, chip's
+    word, device's). The absolute difference matters where PTX bounds the absolute error (sin,
+    cos, lg2 near 1), where a result near zero may be many ULPs off."""
+    kinds, histogram, worst, largest = Counter(), Counter(), [], 0.0
     for index, (x, want, have) in enumerate(zip(inputs, expected, got)):
         kind, ulp = judge(fmt, want, have)
         kinds[kind] += 1
@@ -83,13 +91,14 @@ def tally(fmt: str, inputs, expected, got) -> dict:
             continue
         if kind == "ulp":
             histogram[ulp] += 1
+            largest = max(largest, abs(word_value(fmt, want) - word_value(fmt, have)))
         rank = {"mismatched": math.inf, "nan_payload": -1}.get(kind, ulp)     # the worst first
         worst.append((rank, index, {"index": index, "input": f"{x:#010x}", "expected": f"{want:#010x}",
                                     "got": f"{have:#010x}", "kind": kind, "ulp": ulp}))
     n = len(expected)
     worst.sort(key=lambda r: (-r[0], r[1]))
     return {"inputs": n, "exact": kinds["exact"], "exact_pct": 100.0 * kinds["exact"] / n if n else 0.0,
-            "max_ulp": max(histogram, default=0), "ulp_words": sum(histogram.values()),
+            "max_ulp": max(histogram, default=0), "max_abs": largest, "ulp_words": sum(histogram.values()),
             "nan_payload": kinds["nan_payload"], "mismatched": kinds["mismatched"],
             "within": {str(t): kinds["exact"] + kinds["nan_payload"]
                        + sum(c for u, c in histogram.items() if u <= t) for t in WITHIN},
@@ -212,7 +221,9 @@ HOW_COUNTED = (
     "apart: the distance between the values as sign-magnitude integers, so +0 against -0 is 0 ulp "
     "(yet not exact) and a step across zero counts the steps on both sides. A NaN against a number, "
     "or an infinity against anything else, is *mismatched*: no ULP tolerance passes it. *Max ulp* is "
-    "the largest distance among the words that are neither. *Within N* counts the words "
+    "the largest distance among the words that are neither, *max abs* the largest difference of their values "
+    "(PTX bounds the absolute error of sin, cos and lg2: near their zeros a small absolute error is many ULPs). "
+    "*Within N* counts the words "
     "`compare = \"f32-ulp:N\"` lets pass (exact, at most N ulp apart, or any NaN for a NaN). "
     "MUFU.RCP64H/RSQ64H words are binary64 high words: their ULPs are steps of the high word.")
 
@@ -246,7 +257,7 @@ def _cell(row: dict | None) -> str:
 
 
 def detail_rows(doc: dict) -> list[list]:
-    """Per device and function: inputs, exact (count and %), max ulp, within 1 and 2 ulp,
+    """Per device and function: inputs, exact (count and %), max ulp and absolute difference, within 1 and 2 ulp,
     NaN payload and mismatched counts."""
     rows, found = [], _rows(doc)
     for device in doc["devices"]:
@@ -256,15 +267,16 @@ def detail_rows(doc: dict) -> list[list]:
                 continue
             if r["outcome"] != "ok":
                 rows.append([device["id"], sweep["label"], sweep["inputs"], r["outcome"].upper(),
-                             "", "", "", "", "", r["message"][:60]])
+                             "", "", "", "", "", "", r["message"][:60]])
                 continue
             rows.append([device["id"], sweep["label"], r["inputs"], r["exact"], f"{r['exact_pct']:.2f}",
-                         r["max_ulp"], r["within"]["1"], r["within"]["2"], r["nan_payload"], r["mismatched"]])
+                         r["max_ulp"], f"{r['max_abs']:.3g}", r["within"]["1"], r["within"]["2"], r["nan_payload"],
+                         r["mismatched"]])
     return rows
 
 
-DETAIL_HEADERS = ["device", "function", "inputs", "bit-exact", "%", "max ulp", "within 1", "within 2",
-                  "NaN payload", "mismatched"]
+DETAIL_HEADERS = ["device", "function", "inputs", "bit-exact", "%", "max ulp", "max abs", "within 1",
+                  "within 2", "NaN payload", "mismatched"]
 
 
 def terminal(doc: dict) -> str:

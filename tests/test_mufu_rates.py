@@ -139,6 +139,7 @@ def test_tally_counts_exact_words_ulps_nans_and_mismatches():
     assert t["exact_pct"] == pytest.approx(37.5)
     assert t["ulp_histogram"] == {"0": 1, "1": 1, "3": 1}
     assert t["within"] == {"1": 6, "2": 6, "4": 7, "16": 7}
+    assert t["max_abs"] == 3 * 2.0 ** -23
     assert [e["index"] for e in t["examples"]] == [6, 2, 1, 3, 4]     # mismatched first, then by ulp
     assert t["examples"][0] == {"index": 6, "input": "0x00000006", "expected": "0x7f800000",
                                 "got": "0x7f7fffff", "kind": "mismatched", "ulp": None}
@@ -173,10 +174,10 @@ def test_markdown_gives_rates_per_function_and_device():
     summary = next(line for line in md.splitlines() if line.startswith("| MUFU.RSQ | `rsqrt"))
     assert summary.split(" | ")[3:] == ["`exact`", "2", "100.00 % · 0 ulp",
                                         "62.50 % · 2 ulp (1 NaN payload)", "UNSUPPORTED |"]
-    assert "| lavapipe-w8 | MUFU.RSQ | 8 | 5 | 62.50 | 2 | 7 | 8 | 1 | 0 |" in md
+    assert "| lavapipe-w8 | MUFU.RSQ | 8 | 5 | 62.50 | 2 | 2.38e-07 | 7 | 8 | 1 | 0 |" in md
     assert "| lavapipe-w8 | MUFU.RSQ | 0x00000002 | 0x3f800000 | 0x3f800002 | 2 |" in md
     assert "NaN with another payload than the expected one is not exact" in md
-    assert "| interp | MUFU.RSQ | 8 | 8 | 100.00 | 0 | 8 | 8 | 0 | 0 |" in md
+    assert "| interp | MUFU.RSQ | 8 | 8 | 100.00 | 0 | 0 | 8 | 8 | 0 | 0 |" in md
     assert "lavapipe-w8  MUFU.RSQ" in mr.terminal(doc)
 
 
