@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness import bench, corpus, newcase, truth
+from harness import bench, corpus, mufu_rates, newcase, truth
 from harness.fuzz import cli as fuzz_cli
 from harness.fuzz import reduce as fuzz_reduce
 from harness.cases import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_SHARED_BYTES, MAX_STEP_BUDGET
@@ -245,6 +245,8 @@ COMMANDS = (
             fuzz_reduce.run, fuzz_reduce.DESCRIPTION),
     Command("corpus", "compile CUDA code bases and classify every kernel", corpus.add_arguments,
             corpus.run, corpus.DESCRIPTION),
+    Command("mufu-rates", "MUFU words per device against the chip's: bit-exact rates, ULPs",
+            mufu_rates.add_arguments, mufu_rates.run, mufu_rates.DESCRIPTION),
 )
 
 
