@@ -145,9 +145,21 @@ class Mufu:
             r = self._arith("FMul", r, self._f(x.shl(x.add(part, x.k32(127)), x.k32(23))))
         return self._w(r)
 
+    def tanh(self, a):
+        """MUFU.TANH (mufuops.tanh32): the device's Tanh between 2^-12 and 9 in magnitude; x
+        below (tanh(x) rounds to x there, subnormals kept), +-1 above, NaN canonical."""
+        x = self.x
+        mag = x.and_(a, x.k32(NAN))
+        r = self._w(self._glsl("Tanh", self._f(a)))
+        r = x.sel(x.cmp("lt", mag, x.k32(0x39800000), False), a, r)                       # 2^-12
+        r = x.sel(x.cmp("ge", mag, x.k32(0x41100000), False), x.or_(x.and_(a, x.k32(SIGN)), x.k32(ONE)), r)  # 9
+        return x.sel(self._is_nan(a), x.k32(NAN), r)
+
     def value32(self, func, a):
         """MUFU.func on a binary32 word."""
         x = self.x
+        if func == "tanh":
+            return self.tanh(a)
         w = self.flushed(a)
         if func in ("sin", "cos"):
             r = self._turns(func, w)

@@ -29,7 +29,7 @@ import struct
 from .floatops import F32, F64, f2f
 
 SIGN, INF, NAN = 0x80000000, 0x7F800000, 0x7FFFFFFF
-FUNCTIONS = ("rcp", "rsq", "sqrt", "ex2", "lg2", "sin", "cos", "rcp64h", "rsq64h")
+FUNCTIONS = ("rcp", "rsq", "sqrt", "ex2", "lg2", "sin", "cos", "tanh", "rcp64h", "rsq64h")
 
 
 def _f32_of(value: float) -> int:
@@ -72,8 +72,18 @@ def turns(func: str, a: float) -> float:
     return (s, c, -s, -c)[quarter]
 
 
+def tanh32(word: int) -> int:
+    """MUFU.TANH: PTX ``tanh.approx.f32`` keeps subnormals (tanh(x) = x there), tanh(+-0) = +-0,
+    tanh(+-inf) = +-1; the chip's bits are an approximation (PTX: relative error 2^-11)."""
+    if word & NAN > INF:
+        return NAN
+    return _f32_of(math.tanh(_value(word)))
+
+
 def mufu32(func: str, word: int) -> int:
     """MUFU.func on a binary32 word."""
+    if func == "tanh":
+        return tanh32(word)
     word = flushed(word)
     special = _special(func, word)
     if special is not None:

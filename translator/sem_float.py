@@ -415,11 +415,11 @@ def _one(i, table, default):
 
 
 MUFU_FUNCTIONS = {"RCP": "rcp", "RSQ": "rsq", "SQRT": "sqrt", "EX2": "ex2", "LG2": "lg2", "SIN": "sin", "COS": "cos",
-                  "RCP64H": "rcp64h", "RSQ64H": "rsq64h"}
+                  "TANH": "tanh", "RCP64H": "rcp64h", "RSQ64H": "rsq64h"}
 
 
 def mufu(x: Ctx, i):
-    """MUFU.{RCP,RSQ,SQRT,EX2,LG2,SIN,COS,RCP64H,RSQ64H} Rd, Ra: the chip's approximations
+    """MUFU.{RCP,RSQ,SQRT,EX2,LG2,SIN,COS,TANH,RCP64H,RSQ64H} Rd, Ra: the chip's approximations
     (translator.mufuops); SIN and COS take turns; the 64H forms the high word of a binary64."""
     found = [MUFU_FUNCTIONS[m] for m in i.mods if m in MUFU_FUNCTIONS]
     if len(found) != 1:
