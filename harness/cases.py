@@ -77,10 +77,11 @@ class BufferSpec:
     words: int
     init: tuple[int, ...]
     expected: tuple[int, ...] | None
-    compare: str = "exact"      # or "f32-ulp:N": finite binary32 words within N ulp are equal
+    compare: str = "exact"      # or "f32-ulp:N[,abs:2^-K]": finite binary32 words within N ulp
+                                # (or 2^-K apart) are equal
 
 
-COMPARE_FORMS = re.compile(r"exact|f32-ulp:([0-9]{1,7})")
+COMPARE_FORMS = re.compile(r"exact|f32-ulp:([0-9]{1,7})(,abs:2\^-[0-9]{1,3})?")
 
 
 @dataclass(frozen=True)
@@ -569,8 +570,9 @@ def _buffer(loc: _Locator, data: dict, index: int) -> BufferSpec:
     expected = c.words("expected", words, fill_ok=False) if "expected" in data else None
     compare = c.string("compare", required=False) or "exact"
     if not COMPARE_FORMS.fullmatch(compare):
-        raise c.err("compare", f'buffers[{index}].compare: {compare!r} is not "exact" or "f32-ulp:N" '
-                               "(N a whole number of units in the last place)")
+        raise c.err("compare", f'buffers[{index}].compare: {compare!r} is not "exact", "f32-ulp:N" '
+                               'or "f32-ulp:N,abs:2^-K" (N a whole number of units in the last place, '
+                               "2^-K an absolute difference)")
     return BufferSpec(name, words, init, expected, compare)
 
 

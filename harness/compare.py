@@ -2,8 +2,11 @@
 
 A buffer compares exactly unless its case declares a tolerance (``compare = "f32-ulp:N"``):
 then two finite binary32 words N units in the last place apart or closer are equal (the two
-zeros are 0 ulp apart), a NaN matches any NaN and an infinity only itself. The cell's message
-says when a tolerance let a word pass.
+zeros are 0 ulp apart), a NaN matches any NaN and an infinity only itself. ``"f32-ulp:N,abs:2^-K"``
+also lets two finite words within 2^-K of each other pass: the bound PTX gives for
+``sin.approx``, ``cos.approx`` and ``lg2.approx`` is absolute, and near their zeros a few
+units of absolute error are millions of ulp. The cell's message says when a tolerance let a
+word pass.
 """
 from __future__ import annotations
 
@@ -19,7 +22,17 @@ EXP_MASK, MAG_MASK = 0x7F800000, 0x7FFFFFFF
 
 def tolerance(compare: str) -> int | None:
     """The ulp a buffer's ``compare`` allows; None for exact comparison."""
-    return int(compare.split(":", 1)[1]) if compare.startswith("f32-ulp:") else None
+    return int(compare.split(":", 1)[1].split(",")[0]) if compare.startswith("f32-ulp:") else None
+
+
+def abs_tolerance(compare: str) -> float:
+    """The absolute difference a buffer's ``compare`` allows besides its ulp (0: none)."""
+    _, _, bound = compare.partition(",abs:2^-")
+    return 2.0 ** -int(bound) if bound else 0.0
+
+
+def _value(w: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", w))[0]
 
 
 def _ordered(w: int) -> int:
@@ -34,11 +47,12 @@ def f32_ulps(a: int, b: int) -> int | None:
     return abs(_ordered(a) - _ordered(b))
 
 
-def within(ulp: int, want: int, have: int) -> bool:
-    """Whether ``have`` passes for ``want`` under a tolerance of ``ulp``."""
+def within(ulp: int, want: int, have: int, absolute: float = 0.0) -> bool:
+    """Whether ``have`` passes for ``want`` under a tolerance of ``ulp`` (or, for finite words,
+    an absolute difference of at most ``absolute``)."""
     apart = f32_ulps(want, have)
     if apart is not None:
-        return apart <= ulp
+        return apart <= ulp or abs(_value(want) - _value(have)) <= absolute
     is_nan = [(w & MAG_MASK) > EXP_MASK for w in (want, have)]
     return is_nan[0] and is_nan[1] or want == have
 
@@ -72,12 +86,12 @@ def compare(case: Case, buffers: list[bytes]) -> Comparison:
             continue
         got = struct.unpack(f"<{spec.words}I", data[:spec.words * 4])
         per_thread = spec.words == case.total_threads
-        ulp = tolerance(spec.compare)
+        ulp, absolute = tolerance(spec.compare), abs_tolerance(spec.compare)
         passed, worst = 0, 0
         for index, (want, have) in enumerate(zip(spec.expected, got)):
             if want == have:
                 continue
-            if ulp is not None and within(ulp, want, have):
+            if ulp is not None and within(ulp, want, have, absolute):
                 passed, worst = passed + 1, max(worst, f32_ulps(want, have) or 0)
                 continue
             out.total += 1

@@ -19,7 +19,7 @@ import struct
 import time
 from dataclasses import dataclass, field
 
-from harness.compare import tolerance, within
+from harness.compare import abs_tolerance, tolerance, within
 from harness.dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
 from translator.errors import TranslatorError
 from translator.interp import Interpreter, Memory
@@ -42,7 +42,7 @@ class Verdict:
     lavapipe: str = ""
     lavapipe_words: list[bytes] | None = None
     racy: str | None = None         # set where both end OK and differ: the order-dependent word, or ""
-    tolerances: list[int | None] = field(default_factory=list)   # per buffer: the case's f32 ulp, or exact
+    tolerances: list[tuple[int, float] | None] = field(default_factory=list)  # per buffer: (ulp, absolute), or exact
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -54,9 +54,9 @@ class Verdict:
         """Equal words, or within the ulp a buffer's ``compare`` allows (MUFU results)."""
         if self.interp_words is None or self.lavapipe_words is None:
             return self.interp_words == self.lavapipe_words
-        return all(a == b or (ulp is not None and len(a) == len(b) and all(
-                       within(ulp, x, y) for x, y in zip(_words(a), _words(b))))
-                   for a, b, ulp in zip(self.interp_words, self.lavapipe_words,
+        return all(a == b or (tol is not None and len(a) == len(b) and all(
+                       within(tol[0], x, y, tol[1]) for x, y in zip(_words(a), _words(b))))
+                   for a, b, tol in zip(self.interp_words, self.lavapipe_words,
                                         self.tolerances or [None] * len(self.interp_words)))
 
 
@@ -71,7 +71,8 @@ def _error(exc: TranslatorError) -> str:
 def evaluate(case, budget: int, device_index: int | None, timeout_s: float) -> Verdict:
     """Worker target: one mutant through load, interpreter, translation, spirv-val, lavapipe."""
     verdict, clock = Verdict(), time.perf_counter()
-    verdict.tolerances = [tolerance(b.compare) for b in case.buffers]
+    verdict.tolerances = [None if tolerance(b.compare) is None else (tolerance(b.compare), abs_tolerance(b.compare))
+                          for b in case.buffers]
     try:
         prep = prepare(case, budget)
     except TranslatorError as exc:

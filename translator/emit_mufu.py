@@ -25,6 +25,12 @@ TWO_PI = struct.unpack("<I", struct.pack("<f", 6.283185307179586))[0]
 BIG_TURNS = 0x4B800000          # 2^24: from here on every binary32 is a whole number of turns
 _NATIVE = {"rsq": "InverseSqrt", "sqrt": "Sqrt"}
 SQRT2_FRACTION = 0x3504F3       # the fraction bits of sqrt(2)
+# tanh(x) = x + x^3 (c1 + c2 x^2 + ...): the odd Taylor coefficients from x^3 to x^13
+TANH_SERIES = (-1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925, 21844 / 6081075)
+
+
+def _f32_word(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", value))[0]
 # ln(m) = 2s (1 + s^2/3 + s^4/5 + ...), s = (m-1)/(m+1); the coefficients, times 2/ln(2)
 LOG2_SERIES = tuple(struct.unpack("<I", struct.pack("<f", 2 / (2 * k + 1) / 0.6931471805599453))[0]
                     for k in range(6))
@@ -146,13 +152,25 @@ class Mufu:
         return self._w(r)
 
     def tanh(self, a):
-        """MUFU.TANH (mufuops.tanh32): the device's Tanh between 2^-12 and 9 in magnitude; x
-        below (tanh(x) rounds to x there, subnormals kept), +-1 above, NaN canonical."""
+        """MUFU.TANH (mufuops.tanh32), without the device's Tanh (lavapipe's loses bits to
+        cancellation below 1): x below 2^-12 (tanh(x) rounds to x there, subnormals kept); the
+        odd Taylor series to x^13 below 0.55 (its first term left out is under 2^-22 of the
+        value); 1 - 2 / (e^2|x| + 1) with x's sign up to 9; +-1 above; NaN canonical."""
         x = self.x
         mag = x.and_(a, x.k32(NAN))
-        r = self._w(self._glsl("Tanh", self._f(a)))
+        sign = x.and_(a, x.k32(SIGN))
+        v = self._f(a)
+        y = self._arith("FMul", v, v)
+        p = self._k(_f32_word(TANH_SERIES[-1]))
+        for c in reversed(TANH_SERIES[:-1]):
+            p = self._arith("FAdd", self._arith("FMul", p, y), self._k(_f32_word(c)))
+        series = self._w(self._arith("FAdd", v, self._arith("FMul", self._arith("FMul", v, y), p)))
+        e = self._glsl("Exp", self._arith("FAdd", self._f(mag), self._f(mag)))
+        far = self._arith("FSub", self._k(ONE), self._arith("FDiv", self._k(0x40000000), self._arith("FAdd", e, self._k(ONE))))
+        far = x.or_(self._w(far), sign)
+        r = x.sel(x.cmp("lt", mag, x.k32(0x3F0CCCCD), False), series, far)                  # 0.55
         r = x.sel(x.cmp("lt", mag, x.k32(0x39800000), False), a, r)                       # 2^-12
-        r = x.sel(x.cmp("ge", mag, x.k32(0x41100000), False), x.or_(x.and_(a, x.k32(SIGN)), x.k32(ONE)), r)  # 9
+        r = x.sel(x.cmp("ge", mag, x.k32(0x41100000), False), x.or_(sign, x.k32(ONE)), r)  # 9
         return x.sel(self._is_nan(a), x.k32(NAN), r)
 
     def value32(self, func, a):

@@ -47,7 +47,7 @@ BUILTIN = dict(NumWorkgroups=24, WorkgroupId=26, LocalInvocationId=27, LocalInvo
                SubgroupSize=36, SubgroupLocalInvocationId=41)
 CAPABILITY = dict(Shader=1, Int64=11, GroupNonUniform=61, GroupNonUniformVote=62, GroupNonUniformArithmetic=63,
                   GroupNonUniformBallot=64, GroupNonUniformShuffle=65)
-GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, Sin=13, Cos=14, Tanh=21, Exp2=29, Log2=30, Sqrt=31, InverseSqrt=32,
+GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, Sin=13, Cos=14, Tanh=21, Exp=27, Exp2=29, Log2=30, Sqrt=31, InverseSqrt=32,
             FindSMsb=74, FindUMsb=75)
 VOLATILE_ACCESS = 0x1
 VERSION_1_3 = 0x00010300
