@@ -14,11 +14,12 @@ from harness.results import Status
 LANES = 32
 CASES = Path(__file__).resolve().parents[1] / "cases"
 # one library case per rule, reduced from random programs or written from the CUDA they break
-LIBRARY = ["random/bsync_two_waiters", "random/break_with_predicate", "random/reduce_two_masks"]
+LIBRARY = ["random/bsync_two_waiters", "random/break_with_predicate", "random/break_to_syncthreads",
+           "random/reduce_two_masks"]
 
 
-def _run(backend, body):
-    run = backend.run(HEAD + body + store_outputs(1), [[0] * LANES, [0] * LANES])
+def _run(backend, body, words=1):
+    run = backend.run(HEAD + body + store_outputs(words), [[0] * LANES, [0] * LANES * words])
     assert run.outcome == "ok", run.detail
     return run.buffers[1]
 
@@ -108,3 +109,23 @@ def test_warpsync_exclusive_lets_one_group_pass_per_turn(backend):
         "IMAD.U32 R20, RZ, RZ, UR6",
     ])
     assert words == [sum(range(16))] * 16 + [sum(range(16, 32))] * 16
+
+
+def test_a_bsync_does_not_wait_for_lanes_waiting_at_a_warpsync_that_names_it(backend):
+    """Lanes 0-15 leave B0's region without BREAK, straight to ``WARPSYNC 0xffffffff`` (nvcc:
+    a ``break`` out of a loop to the ``__syncthreads`` after it); lanes 16-31 wait at
+    ``BSYNC B0`` for them. Each waits for the other unless the BSYNC lets lanes that wait at
+    a WARPSYNC naming it count as gone; then all 32 meet at the WARPSYNC and vote together."""
+    words = _run(backend, [
+        "IMAD.MOV.U32 R20, RZ, RZ, 0xa",
+        "ISETP.LT.U32.AND P0, PT, R0, 0x10, PT",
+        "BSSY B0, `(.L_join)",
+        "@P0 BRA `(.L_out)",
+        "BSYNC B0",
+        ".L_join:",
+        "IMAD.MOV.U32 R20, RZ, RZ, 0xb",
+        ".L_out:",
+        "WARPSYNC 0xffffffff",
+        "VOTE.ANY R21, PT, PT",
+    ], words=2)
+    assert words == [0xA, 0xFFFFFFFF] * 16 + [0xB, 0xFFFFFFFF] * 16

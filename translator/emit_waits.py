@@ -93,6 +93,8 @@ class Waits:
         slot = x.add(self.mine["brk"], x.k32(barrier))
         exited = self.ld(None, self.mine["exited"])
         gone = x.or_(x.or_(exited, self.ld(None, slot)), self.ld(None, self.mine["yielding"]))
+        if self.lengths["wmask"]:
+            gone = x.or_(gone, self._waiting_for_me(x))
         own = x.and_(self.ld(None, self._bx(x, barrier, self.e.tid)), self.lanes)
         missing = x.and_(own, x.not_(x.or_(present, gone)))
         ok = x.cmp("eq", missing, x.k32(0), False)
@@ -103,6 +105,28 @@ class Waits:
             self.atomic("AtomicAnd", None, self.mine["yielding"], x.not_(self.bit))
             self._leave_region(x, barrier, x.and_(own, x.not_(x.or_(present, exited))))
         self._settle(x, x.bor(x.bnot(x.en), ok))
+
+    def _waiting_for_me(self, x):
+        """The lanes of this warp waiting at a WARPSYNC whose mask names this lane
+        (schedule._waits_for): their published mask has this lane's bit, and their bit is
+        set in the warp's ``wsync`` word."""
+        e, m, u32 = self.e, self.m, self.m.u32()
+        if getattr(self, "_naming_var", None) is None:
+            self._naming_var = m.global_var(m.pointer("Private", u32), "Private", "naming_me")
+
+        def body(fn, first, bit):
+            fn.store(self._naming_var, e.k(0))
+
+            def each(lane):
+                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, lane))
+                names = fn.op("INotEqual", m.bool(), fn.op("BitwiseAnd", u32, fn.load(u32, ptr, volatile=True), bit), e.k(0))
+                mine = fn.op("Select", u32, names, fn.op("ShiftLeftLogical", u32, e.k(1), lane), e.k(0))
+                fn.store(self._naming_var, fn.op("BitwiseOr", u32, fn.load(u32, self._naming_var), mine))
+            lane_loop(fn, m, e.k, each)
+
+        fn = e.helper("naming_me", (u32, u32), body)
+        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), self.bit)
+        return x.and_(self.f.load(u32, self._naming_var), self.ld("wsync", e.warp_id))
 
     def _same_mask(self, x, mask):
         """Lanes of this warp whose published WARPSYNC mask equals ``mask``: each lane of the
@@ -177,6 +201,8 @@ class Waits:
         fn = e.helper("first_mask", (u32, u32), body)
         self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), mask)
         mine_group = x.cmp("eq", self.f.load(u32, self._first_var), mask, False)
+        self.barrier()              # every lane has read; each publishes its mask again
+        self.st("wmask", e.tid, x.sel(x.en, mask, x.k32(0)))
         return x.band(ok, mine_group), x.band(mine, mine_group)
 
     def bar(self, x, kind, barrier, count, pred):

@@ -24,8 +24,8 @@ The interpreter uses these functions directly; the SPIR-V emitter (:mod:`transla
 emits the same decisions.
 
 - BSYNC Bx passes when every lane of the thread's Bx mask has exited, left the region (by
-  BREAK Bx or by passing this BSYNC earlier), stands at this pc, or has executed YIELD since
-  it entered the region (a spinning lane releases the barrier, as on Volta and later: the
+  BREAK Bx or by passing this BSYNC earlier), stands at this pc, waits at a WARPSYNC whose
+  mask names the thread, or has executed YIELD since it entered the region (a spinning lane releases the barrier, as on Volta and later: the
   holder of a spin lock must get past BSYNC while its warp-mates still spin). A lane that
   leaves while lanes of its mask are elsewhere is taken out of their Bx masks: it stays gone
   for them even after it enters a new region of the same barrier (``leave_region``).
@@ -132,7 +132,16 @@ def leave_region(cta, t, barrier) -> None:
 
 def _bsync_passes(blocks, cta, inst, t, request) -> bool:
     gone = cta.brk.get((t.warp, request[1]), 0) | cta.yielding.get(t.warp, 0)
-    return all(u.exited or u.pc == inst.pc for u in _lanes(cta, t.warp, t.b[request[1]] & ~gone))
+    return all(u.exited or u.pc == inst.pc or _waits_for(blocks, u, t)
+               for u in _lanes(cta, t.warp, t.b[request[1]] & ~gone))
+
+
+def _waits_for(blocks, u, t) -> bool:
+    """Lane u waits at a WARPSYNC whose mask names t: t's BSYNC does not wait for it (each
+    would wait for the other forever; nvcc leaves a loop's region by ``break`` straight to
+    the ``__syncthreads`` after it, whose ``WARPSYNC 0xffffffff`` names the lanes still in
+    the loop)."""
+    return bool(u.waiting and u.sync_mask is not None and u.sync_mask >> t.lane & 1 and _is_warpsync(blocks, u.pc))
 
 
 def _is_warpsync(blocks, pc) -> bool:
