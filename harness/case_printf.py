@@ -9,7 +9,7 @@
 
 ``warpboard new-case`` writes the strings (and bank 4's pointers to them) from the cubin;
 ``warpboard record-truth`` writes the lines the chip printed. The loader in
-:mod:`harness.cases` calls these checks with its located ``_Checker``.
+:mod:`harness.cases` calls these checks with its located :class:`harness.case_fields.Checker`.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""``warpboard record-truth`` (harness/truth.py) without a GPU: the runner is replaced by a
-fake, so what is tested is the selection, the refusal rule, the choice of buffers and the
-rewriting of the case files (only the expected words and the provenance may change)."""
+"""``warpboard record-truth`` (harness/truth.py, truth_gpu.py, truth_write.py) without a GPU:
+the runner is replaced by a fake, so what is tested is the selection, the refusal rule, the
+choice of buffers and the rewriting of the case files (only the expected words and the
+provenance may change)."""
 from __future__ import annotations
 
 import difflib
@@ -8,7 +9,7 @@ import json
 
 import pytest
 
-from harness import truth
+from harness import truth, truth_write
 from harness.cases import discover_cases, load_case
 
 try:
@@ -174,7 +175,7 @@ def test_rewrite_keeps_inline_listings_and_multiline_arrays():
 
 
 def test_rewrite_checks_its_own_work(monkeypatch):
-    monkeypatch.setattr(truth._Editor, "text", lambda self: "name = 'broken'\n")
+    monkeypatch.setattr(truth_write._Editor, "text", lambda self: "name = 'broken'\n")
     with pytest.raises(truth.TruthError, match="change more than"):
         truth.rewrite_case_text(PENDING, "GPU", {0: [1, 2, 3, 4]})
 
