@@ -129,3 +129,12 @@ def test_a_bsync_does_not_wait_for_lanes_waiting_at_a_warpsync_that_names_it(bac
         "VOTE.ANY R21, PT, PT",
     ], words=2)
     assert words == [0xA, 0xFFFFFFFF] * 16 + [0xB, 0xFFFFFFFF] * 16
+
+
+def test_a_return_to_a_pc_beyond_every_block_is_bad_pc(interp):
+    """A return address far beyond the program (here 0x40000000, above the bits the turn key
+    keeps for a pc) ends the run as BAD_PC naming the thread, not as an interpreter crash."""
+    run = interp.run(HEAD + ["IMAD.MOV.U32 R4, RZ, RZ, 0x40000000", "RET.REL.NODEC R4 0x0", "EXIT"],
+                     [[0] * LANES, [0] * LANES])
+    assert run.outcome == "bad-pc", run.outcome
+    assert "thread 0: jump to 0x40000000" in run.detail

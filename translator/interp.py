@@ -100,6 +100,9 @@ class Interpreter:
             pc = key & schedule.PC_MASK
             parts = [t for t in threads if not t.exited and t.pc == pc]
             block = self.program.blocks.get(pc)
+            if not parts:           # a pc too large for the key (beyond PC_MASK): no block either
+                parts = [min((t for t in threads if not t.exited and t.pc & ~schedule.PC_MASK), key=lambda t: t.tid)]
+                pc, block = parts[0].pc, None
             if block is None:
                 raise BadPc(f"thread {parts[0].tid}: jump to {pc:#x}, which starts no instruction block")
             if not self.program.quiet(block):
