@@ -106,52 +106,53 @@ class Waits:
             self._leave_region(x, barrier, x.and_(own, x.not_(x.or_(present, exited))))
         self._settle(x, x.bor(x.bnot(x.en), ok))
 
+    def _scan_masks(self, x, name, arg, step):
+        """Fold the 32 WARPSYNC masks this warp's lanes published (``wmask``) into one word:
+        ``acc = step(fn, acc, lane, published, arg)`` from 0, in a helper function (a loop, not
+        32 copies) that leaves the word in a Private variable, since helpers return nothing."""
+        e, m, u32 = self.e, self.m, self.m.u32()
+        scans = self.__dict__.setdefault("_scan_vars", {})
+        if name not in scans:
+            scans[name] = m.global_var(m.pointer("Private", u32), "Private", name)
+        var = scans[name]
+
+        def body(fn, first, given):
+            fn.store(var, e.k(0))
+
+            def each(lane):
+                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, lane))
+                fn.store(var, step(fn, fn.load(u32, var), lane, fn.load(u32, ptr, volatile=True), given))
+            lane_loop(fn, m, e.k, each)
+
+        fn = e.helper(name, (u32, u32), body)
+        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), arg)
+        return self.f.load(u32, var)
+
+    def _lane_bit_if(self, fn, acc, lane, cond):
+        """``acc`` with ``lane``'s bit set where ``cond`` holds."""
+        u32, k = self.m.u32(), self.e.k
+        return fn.op("BitwiseOr", u32, acc, fn.op("Select", u32, cond, fn.op("ShiftLeftLogical", u32, k(1), lane), k(0)))
+
     def _waiting_for_me(self, x):
         """The lanes of this warp waiting at a WARPSYNC whose mask names this lane
         (schedule._waits_for): their published mask has this lane's bit, and their bit is
         set in the warp's ``wsync`` word."""
-        e, m, u32 = self.e, self.m, self.m.u32()
-        if getattr(self, "_naming_var", None) is None:
-            self._naming_var = m.global_var(m.pointer("Private", u32), "Private", "naming_me")
+        u32, bool_, k = self.m.u32(), self.m.bool(), self.e.k
 
-        def body(fn, first, bit):
-            fn.store(self._naming_var, e.k(0))
-
-            def each(lane):
-                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, lane))
-                names = fn.op("INotEqual", m.bool(), fn.op("BitwiseAnd", u32, fn.load(u32, ptr, volatile=True), bit), e.k(0))
-                mine = fn.op("Select", u32, names, fn.op("ShiftLeftLogical", u32, e.k(1), lane), e.k(0))
-                fn.store(self._naming_var, fn.op("BitwiseOr", u32, fn.load(u32, self._naming_var), mine))
-            lane_loop(fn, m, e.k, each)
-
-        fn = e.helper("naming_me", (u32, u32), body)
-        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), self.bit)
-        return x.and_(self.f.load(u32, self._naming_var), self.ld("wsync", e.warp_id))
+        def step(fn, acc, lane, published, bit):
+            names = fn.op("INotEqual", bool_, fn.op("BitwiseAnd", u32, published, bit), k(0))
+            return self._lane_bit_if(fn, acc, lane, names)
+        return x.and_(self._scan_masks(x, "naming_me", self.bit, step), self.ld("wsync", self.e.warp_id))
 
     def _same_mask(self, x, mask):
         """Lanes of this warp whose published WARPSYNC mask equals ``mask``: each lane of the
-        turn publishes its own (0 when its guard is false), then all read after a barrier.
-        The 32 comparisons are one helper function, which leaves its answer in a Private
-        variable (helpers return nothing)."""
-        e, m, u32 = self.e, self.m, self.m.u32()
-        self.st("wmask", e.tid, x.sel(x.en, mask, x.k32(0)))
+        turn publishes its own (0 when its guard is false), then all read after a barrier."""
+        self.st("wmask", self.e.tid, x.sel(x.en, mask, x.k32(0)))
         self.barrier()
-        if getattr(self, "_same_var", None) is None:
-            self._same_var = m.global_var(m.pointer("Private", u32), "Private", "same_mask")
 
-        def body(fn, first, want):
-            fn.store(self._same_var, e.k(0))
-
-            def each(lane):
-                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, lane))
-                equal = fn.op("IEqual", m.bool(), fn.load(u32, ptr, volatile=True), want)
-                bit = fn.op("Select", u32, equal, fn.op("ShiftLeftLogical", u32, e.k(1), lane), e.k(0))
-                fn.store(self._same_var, fn.op("BitwiseOr", u32, fn.load(u32, self._same_var), bit))
-            lane_loop(fn, m, e.k, each)
-
-        fn = e.helper("same_mask", (u32, u32), body)
-        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), mask)
-        return self.f.load(u32, self._same_var)
+        def step(fn, acc, lane, published, want):
+            return self._lane_bit_if(fn, acc, lane, fn.op("IEqual", self.m.bool(), published, want))
+        return self._scan_masks(x, "same_mask", mask, step)
 
     def warpsync(self, x, mask):
         e, f = self.e, self.f
@@ -184,23 +185,11 @@ class Waits:
         could = x.band(x.en, x.bor(ok, mine))
         self.st("wmask", e.tid, x.sel(could, mask, x.k32(0)))
         self.barrier()
-        if getattr(self, "_first_var", None) is None:
-            self._first_var = m.global_var(m.pointer("Private", u32), "Private", "first_mask")
 
-        def body(fn, first, _unused):
-            fn.store(self._first_var, e.k(0))
-
-            def each(lane):
-                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, lane))
-                seen = fn.load(u32, self._first_var)
-                value = fn.load(u32, ptr, volatile=True)
-                keep = fn.op("INotEqual", m.bool(), seen, e.k(0))
-                fn.store(self._first_var, fn.op("Select", u32, keep, seen, value))
-            lane_loop(fn, m, e.k, each)
-
-        fn = e.helper("first_mask", (u32, u32), body)
-        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), mask)
-        mine_group = x.cmp("eq", self.f.load(u32, self._first_var), mask, False)
+        def step(fn, acc, lane, published, _unused):       # the first non-zero mask
+            return fn.op("Select", u32, fn.op("INotEqual", m.bool(), acc, e.k(0)), acc, published)
+        first = self._scan_masks(x, "first_mask", mask, step)
+        mine_group = x.cmp("eq", first, mask, False)
         self.barrier()              # every lane has read; each publishes its mask again
         self.st("wmask", e.tid, x.sel(x.en, mask, x.k32(0)))
         return x.band(ok, mine_group), x.band(mine, mine_group)
