@@ -4,7 +4,9 @@ For every case of the library (and the divergent-loop kernels of ``bench/kernels
 every selected device it measures, over several repetitions (median, min, max): translate
 time, pipeline-creation time, dispatch time, and from the shader's own counters the SASS
 instructions executed per thread, turns and workgroup barriers. Collective-free programs run
-in both free and turns mode, which gives the overhead of taking turns. Each device runs in
+in both free and turns mode, which gives the overhead of taking turns. ``driver_compile_s``
+is pipeline creation plus what the first dispatch takes beyond the others (lavapipe compiles
+there), with Mesa's shader cache off. Each device runs in
 its own worker process, like the scoreboard; a worker translates every case before it
 dispatches any, so translation is timed on a quiet processor. Before any worker starts, the
 SASS parser is timed on a 100,000-line listing made of the cases' listings (``parse``).
@@ -128,6 +130,8 @@ def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch, gpu) -> dic
     row = {"case": case.id, "mode": shader.mode, "outcome": raw.outcome, "blocks": case.num_blocks,
            "sass_instructions": len(prep.program.insts), "translate_s": spread(translate_s),
            "pipeline_s": pipeline_s, "first_dispatch_s": dispatch[0], "dispatch_s": spread(dispatch[1:]),
+           # drivers that compile at the first dispatch (lavapipe's LLVM) spend it there
+           "driver_compile_s": pipeline_s + max(0.0, dispatch[0] - statistics.median(dispatch[1:])),
            "gpu_s": spread(gpu[1:]) if len(gpu) > 1 else None,
            "instructions_per_thread": per_thread, "turns": c["turns"], "barriers": c["barriers"],
            "barriers_per_instruction": c["barriers"] / max(1e-9, per_thread * case.num_blocks),
@@ -214,6 +218,10 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
                     (r["case"], _time(r) / max(1e-9, _time(free))))
                 wall.setdefault(r["device"], []).append(
                     (r["case"], r["dispatch_s"]["median"] / max(1e-9, free["dispatch_s"]["median"])))
+    compile_s = {}
+    for r in library:
+        if r.get("driver_compile_s") is not None:
+            compile_s.setdefault(r["device"], []).append((r["case"], r["driver_compile_s"], r["sass_instructions"]))
     turns_rows = [r for r in library if r["mode"] == "turns"]
     instr = sum(r["instructions_per_thread"] * r["blocks"] for r in turns_rows)
     warp_instr = sum(r["warp_instructions"] for r in turns_rows)
@@ -229,6 +237,10 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
         "barriers_per_warp_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, warp_instr),
         "translate_instructions_per_s": translated / max(1e-9, seconds),
         "device_wall_s": walls,
+        "driver_compile_s": {d: {"median": statistics.median(t for _, t, _ in vs), "max": max(t for _, t, _ in vs),
+                                 "slowest": max(vs, key=lambda v: v[1])[0], "total": sum(t for _, t, _ in vs),
+                                 "per_1000_sass_instructions": 1000 * sum(t for _, t, _ in vs) / max(1, sum(n for _, _, n in vs))}
+                             for d, vs in compile_s.items()},
         "over_native": native_ratios(rows, native),
         "parse": parse and {"lines": parse["lines"], "seconds": parse["seconds"]["median"],
                             "lines_per_s": parse["lines_per_s"]},
@@ -267,7 +279,8 @@ def run(args: argparse.Namespace) -> int:
     walls = {}
     for config in configs:
         blocks = args.bench_blocks or (16 if config.info.device_type == "cpu" else None)
-        with Worker(config.env, config.id) as worker:
+        # the driver's own shader cache off: the first dispatch compiles, every time
+        with Worker({**config.env, "MESA_SHADER_CACHE_DISABLE": "true"}, config.id) as worker:
             reply = worker.call("harness.bench:device_rows", config.index, config.id, [str(c.path) for c in cases],
                                 args.root, args.repeat, blocks, timeout_s=3600)
         if not reply.ok:

@@ -22,8 +22,8 @@ def _row(case, mode, dispatch_ms, device="dev", **extra):
 
 
 def test_summary_ratios_and_rates():
-    rows = [_row("basic/a", "free", 2.0), _row("basic/a", "turns", 3.0),
-            _row("vote/b", "turns", 5.0),
+    rows = [_row("basic/a", "free", 2.0, driver_compile_s=0.1), _row("basic/a", "turns", 3.0, driver_compile_s=0.2),
+            _row("vote/b", "turns", 5.0, driver_compile_s=0.4),
             _row("bench/bench_plain_loop", "free", 0.5, native_h200_ms=0.25),
             _row("bench/bench_plain_loop", "turns", 0.75, native_h200_ms=0.25)]
     s = summarise(rows, {"dev": 1.0})
@@ -32,6 +32,9 @@ def test_summary_ratios_and_rates():
     assert s["barriers_per_instruction"] == pytest.approx(12 / 20)
     assert s["barriers_per_warp_instruction"] == pytest.approx(12 / 40)
     assert s["translate_instructions_per_s"] == pytest.approx(30 / 0.003)
+    compile_s = s["driver_compile_s"]["dev"]
+    assert compile_s["slowest"] == "vote/b" and compile_s["total"] == pytest.approx(0.7)
+    assert compile_s["per_1000_sass_instructions"] == pytest.approx(1000 * 0.7 / 30)
     recorded = s["over_native"]["dev"]["bench_plain_loop (turns)"]
     assert recorded["ratio"] == pytest.approx(3.0) and "recorded" in recorded["native_source"]
 

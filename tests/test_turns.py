@@ -62,3 +62,27 @@ def test_both_back_ends_take_the_same_turns(vulkan_device):
         assert gpu.turns == cpu.turns, f"{case.id}: {gpu.turns} turns on Vulkan, {cpu.turns} in the interpreter"
         checked += 1
     assert checked >= 60
+
+
+def _loop_controls(spirv: bytes) -> list[int]:
+    """The LoopControl word of every OpLoopMerge (opcode 246) of a SPIR-V module."""
+    import struct
+    words = struct.unpack(f"<{len(spirv) // 4}I", spirv)
+    controls, at = [], 5
+    while at < len(words):
+        count, opcode = words[at] >> 16, words[at] & 0xFFFF
+        if opcode == 246:
+            controls.append(words[at + 3])
+        at += max(1, count)
+    return controls
+
+
+@pytest.mark.parametrize("case_id", ["match_redux/match_any_u64", "random/break_to_syncthreads"])
+def test_lane_scans_stay_loops_for_the_driver(case_id):
+    """MATCH's and WARPSYNC's scans over the 32 lanes are loops marked DontUnroll: unrolled by
+    lavapipe, their 32 copies of a workgroup-memory read made its LLVM compile many times slower."""
+    from harness import dispatch
+    prep = dispatch.prepare(_case(case_id))
+    shader, _ = dispatch.translate_case(prep, use_cache=False)
+    dont_unroll = [c for c in _loop_controls(shader.spirv) if c & 0x2]
+    assert dont_unroll, f"{case_id}: no loop of the shader is marked DontUnroll"

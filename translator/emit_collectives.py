@@ -125,12 +125,27 @@ class Collectives:
                 equal = x.or_(equal, x.sel(x.cmp("eq", theirs, value, False), x.k32(1 << lane), x.k32(0)))
             return x.and_(equal, act), act
         act, _, vbase, _ = self._exchange(x, x.en, value=value)
-        first = x.add(vbase, self.mine["vals"])
-        equal = x.k32(0)
-        for lane in range(32):
-            same = x.cmp("eq", self.ld(None, x.add(first, x.k32(lane))), value, False)
-            equal = x.or_(equal, x.sel(same, x.k32(1 << lane), x.k32(0)))
+        equal = self._lanes_offering(x, x.add(vbase, self.mine["vals"]), value)
         return x.and_(equal, act), act
+
+    def _lanes_offering(self, x, first, value):
+        """The lanes of this warp whose offered value (at ``first`` + lane) equals ``value``.
+        A loop over the 32 slots that drivers are asked not to unroll (see
+        :func:`translator.emit_waits.lane_loop`)."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        lane, found = f.local(u32, "scan_lane"), f.local(u32, "scan_found")
+        f.store(lane, e.k(0))
+        f.store(found, e.k(0))
+
+        def body():
+            j = f.load(u32, lane)
+            same = f.op("IEqual", bool_, self.ld(None, f.op("IAdd", u32, first, j)), value)
+            bit = f.op("ShiftLeftLogical", u32, e.k(1), j)
+            f.store(found, f.op("BitwiseOr", u32, f.load(u32, found), f.op("Select", u32, same, bit, e.k(0))))
+            f.store(lane, f.op("IAdd", u32, j, e.k(1)))
+
+        e.emit_loop(lambda: f.op("ULessThan", bool_, f.load(u32, lane), e.k(32)), body, unroll=False)
+        return f.load(u32, found)
 
     def match_any(self, x, value):
         return self._equal_lanes(x, value)[0]

@@ -6,7 +6,7 @@ of :class:`translator.emit_turns.TurnsWarp`, whose bookkeeping (``ld``, ``st``, 
 """
 from __future__ import annotations
 
-from .spirv_enums import Control
+from .spirv_enums import LoopControl
 from .spirv_enums import MemorySemantics as Sem
 from .spirv_enums import Scope
 
@@ -15,7 +15,10 @@ BAR_FIELDS = 5          # count, popc, generation, result popc, result count
 
 def lane_loop(fn, m, k, body) -> None:
     """``for (lane = 0; lane < 32; ++lane) body(lane)`` in helper function ``fn``: a loop, not
-    32 copies, since drivers inline helpers at every call site."""
+    32 copies, since drivers inline helpers at every call site, and marked DontUnroll. Unrolled,
+    each of its memory reads becomes 32, and lavapipe (LLVM 15) spends time on each read that
+    grows with the whole shader's size: 4.3 s against 1.9 s to compile a 136-instruction
+    program (``warpboard bench --compile``)."""
     u32, bool_ = m.u32(), m.bool()
     i = fn.local(u32, None, k(0))
     header, block, cont, merge = (m.new_id() for _ in range(4))
@@ -23,7 +26,7 @@ def lane_loop(fn, m, k, body) -> None:
     fn.label(header)
     lane = fn.load(u32, i)
     go = fn.op("ULessThan", bool_, lane, k(32))
-    fn.op("LoopMerge", None, merge, cont, Control.NONE)
+    fn.op("LoopMerge", None, merge, cont, LoopControl.DONT_UNROLL)
     fn.op("BranchConditional", None, go, block, merge)
     fn.label(block)
     body(lane)

@@ -32,3 +32,4 @@ MemoryModel = IntEnum("MemoryModel", {"GLSL450": 1})
 ExecutionModel = IntEnum("ExecutionModel", {"GLCompute": 5})
 ExecutionMode = IntEnum("ExecutionMode", {"LocalSize": 17})
 Control = IntEnum("Control", {"NONE": 0})     # selection, loop and function control: no hints
+LoopControl = IntEnum("LoopControl", {"DONT_UNROLL": 0x2})
