@@ -24,7 +24,7 @@ from .errors import UnsupportedInstruction
 from .ir import Block, Program
 from . import spirv
 from .spirv import Function, Module
-from .spirv_enums import AddressingModel, Control, ExecutionMode, ExecutionModel, LoopControl, MemoryModel, Scope
+from .spirv_enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
 from .spirv_enums import MemorySemantics as Sem
 
 SPECIAL = {"SR_TID.X": ("tid3", 0), "SR_TID.Y": ("tid3", 1), "SR_TID.Z": ("tid3", 2),
@@ -356,9 +356,8 @@ class Emitter:
         f.op("Branch", None, header)
         f.label(merge)
 
-    def emit_loop(self, check, body, unroll: bool = True) -> None:
-        """``while (check()) body();`` with ``check`` emitted in a block of its own;
-        ``unroll=False`` asks the driver to keep it a loop (see :func:`translator.emit_waits.lane_loop`).
+    def emit_loop(self, check, body) -> None:
+        """``while (check()) body();`` with ``check`` emitted in a block of its own.
 
         (lavapipe stops a loop after 65,535 iterations counted together with those of the
         loops nested in it, without a word: the step budget stays below that, and what follows
@@ -367,7 +366,7 @@ class Emitter:
         head, test, block, cont, merge = (m.new_id() for _ in range(5))
         f.op("Branch", None, head)
         f.label(head)
-        f.op("LoopMerge", None, merge, cont, Control.NONE if unroll else LoopControl.DONT_UNROLL)
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
         f.op("Branch", None, test)
         f.label(test)
         f.op("BranchConditional", None, check(), block, merge)

@@ -6,6 +6,7 @@ whose bookkeeping (``ptr``, ``ld``, ``st``, ``atomic``, ``barrier``, ``mine``) i
 from __future__ import annotations
 
 from . import abi
+from .emit_waits import lane_loop
 from .spirv_enums import GroupOperation, Scope
 
 WORDS = 3               # per warp and slot: lanes present, lanes whose predicate holds, reduction
@@ -129,22 +130,17 @@ class Collectives:
         return x.and_(equal, act), act
 
     def _lanes_offering(self, x, first, value):
-        """The lanes of this warp whose offered value (at ``first`` + lane) equals ``value``.
-        A loop over the 32 slots that drivers are asked not to unroll (see
-        :func:`translator.emit_waits.lane_loop`)."""
+        """The lanes of this warp whose offered value (at ``first`` + lane) equals ``value``,
+        in one :func:`translator.emit_waits.lane_loop` (a loop the driver keeps, not 32 reads)."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        lane, found = f.local(u32, "scan_lane"), f.local(u32, "scan_found")
-        f.store(lane, e.k(0))
+        found = f.local(u32, "scan_found")
         f.store(found, e.k(0))
 
-        def body():
-            j = f.load(u32, lane)
-            same = f.op("IEqual", bool_, self.ld(None, f.op("IAdd", u32, first, j)), value)
-            bit = f.op("ShiftLeftLogical", u32, e.k(1), j)
+        def each(lane):
+            same = f.op("IEqual", bool_, self.ld(None, f.op("IAdd", u32, first, lane)), value)
+            bit = f.op("ShiftLeftLogical", u32, e.k(1), lane)
             f.store(found, f.op("BitwiseOr", u32, f.load(u32, found), f.op("Select", u32, same, bit, e.k(0))))
-            f.store(lane, f.op("IAdd", u32, j, e.k(1)))
-
-        e.emit_loop(lambda: f.op("ULessThan", bool_, f.load(u32, lane), e.k(32)), body, unroll=False)
+        lane_loop(f, self.m, e.k, each)
         return f.load(u32, found)
 
     def match_any(self, x, value):

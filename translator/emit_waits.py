@@ -14,13 +14,14 @@ BAR_FIELDS = 5          # count, popc, generation, result popc, result count
 
 
 def lane_loop(fn, m, k, body) -> None:
-    """``for (lane = 0; lane < 32; ++lane) body(lane)`` in helper function ``fn``: a loop, not
+    """``for (lane = 0; lane < 32; ++lane) body(lane)`` in function ``fn``: a loop, not
     32 copies, since drivers inline helpers at every call site, and marked DontUnroll. Unrolled,
     each of its memory reads becomes 32, and lavapipe (LLVM 15) spends time on each read that
     grows with the whole shader's size (translator/README.md, "What the driver pays";
     ``warpboard bench`` reports ``driver_compile_s``)."""
     u32, bool_ = m.u32(), m.bool()
-    i = fn.local(u32, None, k(0))
+    i = fn.local(u32)
+    fn.store(i, k(0))           # here, not as the initializer: the loop may run again in a turn loop
     header, block, cont, merge = (m.new_id() for _ in range(4))
     fn.op("Branch", None, header)
     fn.label(header)
