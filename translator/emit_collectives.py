@@ -138,8 +138,7 @@ class Collectives:
 
         def each(lane):
             same = f.op("IEqual", bool_, self.ld(None, f.op("IAdd", u32, first, lane)), value)
-            bit = f.op("ShiftLeftLogical", u32, e.k(1), lane)
-            f.store(found, f.op("BitwiseOr", u32, f.load(u32, found), f.op("Select", u32, same, bit, e.k(0))))
+            f.store(found, self._lane_bit_if(f, f.load(u32, found), lane, same))
         lane_loop(f, self.m, e.k, each)
         return f.load(u32, found)
 
