@@ -64,25 +64,44 @@ def test_both_back_ends_take_the_same_turns(vulkan_device):
     assert checked >= 60
 
 
-def _loop_controls(spirv: bytes) -> list[int]:
-    """The LoopControl word of every OpLoopMerge (opcode 246) of a SPIR-V module."""
+def _opcodes(spirv: bytes):
+    """(opcode, operand words) of every instruction of a SPIR-V module."""
     import struct
     words = struct.unpack(f"<{len(spirv) // 4}I", spirv)
-    controls, at = [], 5
+    at = 5
     while at < len(words):
         count, opcode = words[at] >> 16, words[at] & 0xFFFF
-        if opcode == 246:
-            controls.append(words[at + 3])
+        yield opcode, words[at + 1:at + count]
         at += max(1, count)
-    return controls
 
 
-@pytest.mark.parametrize("case_id", ["match_redux/match_any_u64", "random/break_to_syncthreads"])
-def test_lane_scans_stay_loops_for_the_driver(case_id):
-    """MATCH's and WARPSYNC's scans over the 32 lanes are loops marked DontUnroll: unrolled by
-    lavapipe, their 32 copies of a workgroup-memory read made its LLVM compile many times slower."""
+def _shader(case_id):
     from harness import dispatch
     prep = dispatch.prepare(_case(case_id))
-    shader, _ = dispatch.translate_case(prep, use_cache=False)
-    dont_unroll = [c for c in _loop_controls(shader.spirv) if c & 0x2]
-    assert dont_unroll, f"{case_id}: no loop of the shader is marked DontUnroll"
+    return prep.program, dispatch.translate_case(prep, use_cache=False)[0]
+
+
+@pytest.mark.parametrize("case_id", ["match_redux/redux_all_ops", "float/f32_softmax_warp", "vote/hand_vote_eq"])
+def test_collectives_share_one_exchange_site(case_id):
+    """However many collectives a program has, its shader has one rendezvous: the fill's, the
+    vote's and the exchange site's barriers, no more (translator/emit_exchange.py). Inline,
+    each collective added a barrier and about seven workgroup-memory accesses, and lavapipe's
+    compile time grows with the square of those (translator/README.md, "What the driver pays")."""
+    program, shader = _shader(case_id)
+    collectives = sum(1 for i in program.insts if i.exchanges)
+    barriers = sum(1 for op, _ in _opcodes(shader.spirv) if op == 224)       # OpControlBarrier
+    assert collectives >= 5 and barriers == 3, f"{case_id}: {collectives} collectives, {barriers} barriers"
+
+
+def test_lane_scans_are_short_loops_for_the_driver():
+    """WARPSYNC's scans over the published masks are loops marked DontUnroll over 8 vector
+    loads: unrolled, each of their reads was copied 32 times (lavapipe's compile time), and
+    as a loop over 32 lanes each scan drew 32 iterations from lavapipe's budget of 65,535 loop
+    iterations per shader run, so long programs ended as LIVELOCK."""
+    _, shader = _shader("random/break_to_syncthreads")
+    ops = list(_opcodes(shader.spirv))
+    consts = {w[1]: w[2] for op, w in ops if op == 43 and len(w) == 3}      # OpConstant
+    # a counted loop's header: i < N (OpULessThan), then OpLoopMerge marked DontUnroll
+    bounds = [consts.get(ops[k - 1][1][3]) for k, (op, w) in enumerate(ops)
+              if op == 246 and w[2] & 0x2 and ops[k - 1][0] == 176]
+    assert bounds and set(bounds) == {8}, bounds

@@ -62,6 +62,8 @@ class Emitter:
         self._regs: dict[tuple[str, int], int] = {}
         self._values: dict[tuple[str, int], int] = {}     # register -> SSA value within a block
         self._dirty: set[tuple[str, int]] = set()
+        self.writes = 0                                     # register writes so far (emit_exchange checks)
+        self._clock_base = None
         self.halves: dict[int, list] = {}                   # 64-bit SSA value -> [lo, hi] words
         self.joined: dict[tuple[int, int], int] = {}        # (lo, hi) words -> their 64-bit value
         self.negated: dict[int, int] = {}                   # ~a -> a
@@ -147,6 +149,7 @@ class Emitter:
         return self._values[key]
 
     def set(self, kind: str, n: int, value: int) -> None:
+        self.writes += 1
         self._values[(kind, n)] = value
         self._dirty.add((kind, n))
 
@@ -240,22 +243,42 @@ class Emitter:
         branches back nor exits ends in a single store of a constant pc."""
         self._values, self._dirty = {}, set()
         out = Outcome(active, self.k(block.end_pc))
+        warp = self.warp
+        segmented = warp.segments_block(block)
+        if segmented:
+            warp.open_segments()
         self._count_executed(len(block.insts), active)
         points = self.program.order.points_in(block)
-        clock = self._advance_clock(block, active)
+        self._clock_base = self._advance_clock(block, active)
+        if segmented and self._clock_base is not None:
+            self._clock_var = self.f.local(self.m.u32(), "clock_base")
+            self.f.store(self._clock_var, self._clock_base)
         for k, inst in enumerate(block.insts):
             if inst.pc in points:
-                self.warp.order_point(inst)
-            if clock is not None:
-                self.clock_now = self.f.op("IAdd", self.m.u32(), clock, self.k(k))
-            en = active
-            if inst.guard is not None:
-                probe = SpirvCtx(self, inst, active, out)
-                en = probe.band(active, probe.readp(inst.guard))
-            inst.spec.sem(SpirvCtx(self, inst, en, out), inst)
+                warp.order_point(inst)
+
+            def run_pass(k=k, inst=inst):
+                if self._clock_base is not None:
+                    self.clock_now = self.f.op("IAdd", self.m.u32(), self._clock_base, self.k(k))
+                en = active
+                if inst.guard is not None:
+                    probe = SpirvCtx(self, inst, active, out)
+                    en = probe.band(active, probe.readp(inst.guard))
+                inst.spec.sem(SpirvCtx(self, inst, en, out), inst)
+            if segmented and inst.exchanges:
+                warp.run_passes(run_pass)
+            else:
+                run_pass()
         self.flush()
         self._store_next_pc(SpirvCtx(self, block.insts[-1], active, out), block, free)
+        if segmented:
+            warp.close_segments()
         return out
+
+    def segment_opened(self) -> None:
+        """A new segment of the block (emit_exchange): values of the last one are gone."""
+        if self._clock_base is not None:
+            self._clock_base = self.f.load(self.m.u32(), self._clock_var)
 
     def _advance_clock(self, block: Block, active: int):
         """The clock before the block's first instruction, which the block then adds its length

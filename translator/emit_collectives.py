@@ -1,51 +1,16 @@
 """Turns mode's warp collectives (VOTE, SHFL, MATCH, REDUX and the active mask): values go
-through workgroup memory with one barrier each, or, where the device's subgroups are warps,
-through subgroup operations with none. A mixin of :class:`translator.emit_turns.TurnsWarp`,
-whose bookkeeping (``ptr``, ``ld``, ``st``, ``atomic``, ``barrier``, ``mine``) it uses.
+through workgroup memory at the shader's one exchange site (:mod:`translator.emit_exchange`,
+one barrier each), or, where the device's subgroups are warps, through subgroup operations
+inline with none. A mixin of :class:`translator.emit_turns.TurnsWarp`.
 """
 from __future__ import annotations
 
 from . import abi
-from .emit_waits import lane_loop
 from .spirv_enums import GroupOperation, Scope
-
-WORDS = 3               # per warp and slot: lanes present, lanes whose predicate holds, reduction
 
 
 class Collectives:
     """VOTE/ballot, SHFL, MATCH and REDUX for the threads of one turn."""
-
-    # ---------------------------------------------------------------- through workgroup memory
-    def _exchange(self, x, en, pred=None, value=None, reduce=None):
-        """One rendezvous: (mask of lanes with en, mask of those with pred, value slot base,
-        reduction). ``reduce`` is (atomic opcode, word): the word of every lane with en is
-        combined by that atomic, whose neutral value is 0."""
-        e, f, u32 = self.e, self.f, self.m.u32()
-        coll = f.load(u32, self.coll)
-        f.store(self.coll, x.add(coll, x.k32(1)))
-        slot = f.op("UMod", u32, coll, e.k(3))
-        mbase = x.add(x.mul(slot, x.k32(WORDS * self.warps)), self.mine["masks"])
-        if e.const_value.get(en) is not False:
-            with f.if_(en):
-                self.atomic("AtomicOr", None, mbase, self.bit)
-                if reduce is not None:
-                    self.atomic(reduce[0], None, x.add(mbase, x.k32(2)), reduce[1])
-        if pred is not None:
-            with f.if_(x.band(en, pred)):
-                self.atomic("AtomicOr", None, x.add(mbase, x.k32(1)), self.bit)
-        vbase = x.mul(slot, x.k32(self.n))
-        if value is not None:
-            self.st(None, x.add(vbase, self.own_value), value)
-        self.barrier()
-        act = self.ld(None, mbase)
-        bal = self.ld(None, x.add(mbase, x.k32(1))) if pred is not None else None
-        red = self.ld(None, x.add(mbase, x.k32(2))) if reduce is not None else None
-        old = x.add(x.mul(f.op("UMod", u32, x.add(coll, x.k32(2)), e.k(3)), x.k32(WORDS * self.warps)),
-                    self.mine["masks"])
-        with f.if_(x.cmp("eq", e.lane, x.k32(0), False)):
-            for k in range(WORDS):
-                self.st(None, x.add(old, x.k32(k)), x.k32(0))
-        return act, bal, vbase, red
 
     def active(self, x):
         if x._active is None:
@@ -54,7 +19,7 @@ class Collectives:
             elif self.e.warp_subgroups:
                 x._active = self._sg_ballot(x.en)
             else:
-                x._active = self._exchange(x, x.en)[0]
+                x._active = self._swap(x, x.en).act
         return x._active
 
     def ballot(self, x, p):
@@ -66,9 +31,9 @@ class Collectives:
         if self.e.warp_subgroups:
             self.active(x)
             return self._sg_ballot(x.band(x.en, p))
-        act, bal, _, _ = self._exchange(x, x.en, pred=p)
-        x._active = act
-        return bal
+        swap = self._swap(x, x.en, pred=p)
+        x._active = swap.act
+        return swap.bal
 
     # ---------------------------------------------------------------- subgroups that are warps
     def _check_warps(self) -> None:
@@ -94,14 +59,8 @@ class Collectives:
         exists = x.cmp("ne", x.and_(x.shr(self.lanes, lane), x.k32(1)), x.k32(0), False)
         return x.sel(exists, got, x.k32(0))
 
-    def _lane_value(self, x, vbase, lane):
-        """The value lane ``lane`` (an id) of this warp offered; 0 past the block's end
-        (those slots are never written after the fill)."""
-        return self.ld(None, x.add(x.add(vbase, self.mine["vals"]), lane))
-
     def shfl(self, x, mode, value, b, c):
         e = self.e
-        vbase = None if e.warp_subgroups else self._exchange(x, x.en, value=value)[2]
         lane = e.lane
         b = x.and_(b, x.k32(31))
         seg, clamp = x.and_(x.shr(c, x.k32(8)), x.k32(31)), x.and_(c, x.k32(31))
@@ -114,7 +73,10 @@ class Collectives:
                  "idx": lambda: x.or_(x.and_(lane, seg), x.and_(b, x.not_(seg)))}[mode]()
             ok = x.cmp("le", j, max_lane, False)
         source = x.sel(ok, x.and_(j, x.k32(31)), lane)
-        got = self._sg_lane_value(x, value, source) if e.warp_subgroups else self._lane_value(x, vbase, source)
+        if e.warp_subgroups:
+            got = self._sg_lane_value(x, value, source)
+        else:
+            got = self._swap(x, x.en, value=value, src=source).got
         return x.sel(ok, got, value), ok
 
     def _equal_lanes(self, x, value):
@@ -125,22 +87,8 @@ class Collectives:
                 theirs = self.f.op("GroupNonUniformBroadcast", self.m.u32(), self.e.k(Scope.Subgroup), value, x.k32(lane))
                 equal = x.or_(equal, x.sel(x.cmp("eq", theirs, value, False), x.k32(1 << lane), x.k32(0)))
             return x.and_(equal, act), act
-        act, _, vbase, _ = self._exchange(x, x.en, value=value)
-        equal = self._lanes_offering(x, x.add(vbase, self.mine["vals"]), value)
-        return x.and_(equal, act), act
-
-    def _lanes_offering(self, x, first, value):
-        """The lanes of this warp whose offered value (at ``first`` + lane) equals ``value``,
-        in one :func:`translator.emit_waits.lane_loop` (a loop the driver keeps, not 32 reads)."""
-        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        found = f.local(u32, "scan_found")
-        f.store(found, e.k(0))
-
-        def each(lane):
-            same = f.op("IEqual", bool_, self.ld(None, f.op("IAdd", u32, first, lane)), value)
-            f.store(found, self._lane_bit_if(f, f.load(u32, found), lane, same))
-        lane_loop(f, self.m, e.k, each)
-        return f.load(u32, found)
+        swap = self._swap(x, x.en, value=value, match=True)
+        return x.and_(swap.equal, swap.act), swap.act
 
     def match_any(self, x, value):
         return self._equal_lanes(x, value)[0]
@@ -163,6 +111,6 @@ class Collectives:
                      "AtomicXor": "GroupNonUniformBitwiseXor", "AtomicUMax": "GroupNonUniformUMax"}[into]
             red = self.f.op(group, self.m.u32(), self.e.k(Scope.Subgroup), GroupOperation.Reduce, x.sel(x.en, word, x.k32(0)))
         else:
-            red = self._exchange(x, x.en, reduce=(into, word))[3]
+            red = self._swap(x, x.en, reduce=(into, word)).red
         red = x.not_(red) if out == "not" else red
         return x.xor(red, flip) if signed and op in ("min", "max") else red

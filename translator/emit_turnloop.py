@@ -67,13 +67,23 @@ class TurnLoop:
     def _next_turn(self) -> int:
         """The loop's test: choose this turn's key (known or voted); whether one is left to run."""
         e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
+        if self.shared_exchange:        # a block stopped at an exchange goes on: same turn, no vote
+            with f.if_(f.op("IEqual", bool_, f.load(u32, self.phase), e.k(0))):
+                self._choose()
+        else:
+            self._choose()
+        chosen = f.load(u32, tv.chosen)
+        return f.op("LogicalAnd", bool_, f.op("INotEqual", bool_, chosen, e.k(NONE_KEY)),
+                    f.op("ULessThan", bool_, f.load(u32, self.turn), e.budget))
+
+    def _choose(self) -> None:
+        """This turn's key, known or voted; a round of turns ends where the key has YIELD_BIT."""
+        e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
         f.if_else(f.load(bool_, tv.skip_vote), self._known_turn, self._vote_turn)
         f.store(tv.skip_vote, self.m.const_bool(False))
         chosen = f.load(u32, tv.chosen)
         round_over = f.op("INotEqual", bool_, f.op("BitwiseAnd", u32, chosen, e.k(YIELD_BIT)), e.k(0))
         f.store(e.yielded, f.op("LogicalAnd", bool_, f.load(bool_, e.yielded), f.op("LogicalNot", bool_, round_over)))
-        return f.op("LogicalAnd", bool_, f.op("INotEqual", bool_, chosen, e.k(NONE_KEY)),
-                    f.op("ULessThan", bool_, f.load(u32, self.turn), e.budget))
 
     def _known_turn(self) -> None:
         f, tv, true = self.f, self.tv, self.m.const_bool(True)
@@ -140,8 +150,16 @@ class TurnLoop:
                       f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
         self.turn_participants = self._turn_participants(active)
         e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+        if self.shared_exchange:        # the block stopped at an exchange: swap, then it goes on
+            f.if_else(f.op("INotEqual", bool_, f.load(u32, self.phase), e.k(0)), self.emit_exchange_site,
+                      self._end_turn)
+        else:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        f, u32 = self.f, self.m.u32()
         self.free_run(self.quiet)
-        f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), e.k(1)))
+        f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), self.e.k(1)))
 
     def _turn_participants(self, active):
         """The lanes of this warp at the chosen pc, where an instruction needs them."""

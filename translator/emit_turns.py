@@ -3,16 +3,16 @@ loop is in :mod:`translator.emit_turnloop`, the waiting instructions in
 :mod:`translator.emit_waits`, the collectives in :mod:`translator.emit_collectives`.
 
 A warp is 32 threads by local invocation index, whatever the subgroup width. Lanes swap
-values through workgroup memory: each collective writes, passes one workgroup barrier, and
-reads. Slots rotate over three so one barrier per collective suffices (a slot is cleared two
-collectives after its use, when nobody can still read it and before anybody writes it).
-Where the device's subgroups are warps, subgroup operations replace all of that.
+values through workgroup memory at one exchange site (:mod:`translator.emit_exchange`): each
+collective offers, passes one workgroup barrier, and reads. Where the device's subgroups are
+warps, subgroup operations replace all of that.
 """
 from __future__ import annotations
 
 from . import abi
 from .errors import UnsupportedInstruction
-from .emit_collectives import WORDS, Collectives
+from .emit_collectives import Collectives
+from .emit_exchange import WORDS, SharedExchange
 from .emit_turnloop import TurnLoop
 from .emit_waits import BAR_FIELDS, Waits
 from .schedule import NONE_KEY
@@ -50,6 +50,7 @@ class FreeWarp:
         self.e = e
 
     def on_exit(self, cond): pass
+    def segments_block(self, block): return False
     def yield_(self, x): pass
     def bssy(self, x, barrier): pass
     def bsync(self, x, barrier): pass
@@ -66,7 +67,7 @@ class FreeWarp:
                                      f"before '{inst.text}': that needs turns mode", inst.opcode)
 
 
-class TurnsWarp(Collectives, Waits, TurnLoop):
+class TurnsWarp(Collectives, SharedExchange, Waits, TurnLoop):
     """Turns mode's warp operations and turn loop, over bookkeeping in workgroup memory."""
     state_uses = staticmethod(state_uses)
 
@@ -88,17 +89,25 @@ class TurnsWarp(Collectives, Waits, TurnLoop):
                              ("yielding", self.warps if "yielding" in uses else 0),
                              ("brk", self.warps * 16 if "region" in uses else 0),
                              ("bx", self.n * region_barriers(e.program.insts)),
-                             ("wmask", self.n if "warpsync" in uses else 0),
                              ("masks", 3 * self.warps * WORDS if "exchange" in uses else 0),
-                             ("vals", 3 * self.n if "values" in uses else 0),
                              ("bar", 16 * BAR_FIELDS if "bar" in uses else 0)):
             self.offsets[name], self.lengths[name], size = size, length, size + length
         self.state_words = size
         self.region_masks_shared = self.lengths["bx"] > 0   # Bx masks in workgroup memory (Waits._bx)
         self.state = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_state")
+        self.v4 = m.vec(u32, 4)
+        # one word per thread that its warp-mates scan (the values offered to a collective, in
+        # three rotating slots, and the published WARPSYNC masks), in an array of uvec4 of its
+        # own: a scan over a warp's 32 words is 8 vector loads (Waits.lane_scan)
+        lane_size = 0
+        for name, length in (("vals", 3 * self.n if "values" in uses else 0),
+                             ("wmask", self.n if "warpsync" in uses else 0)):
+            self.offsets[name], self.lengths[name], lane_size = lane_size, length, lane_size + length
+        self.lane_words = lane_size
+        self.lane_state = m.global_var(m.pointer("Workgroup", m.array(self.v4, max(lane_size, 4) // 4)),
+                                       "Workgroup", "turn_lanes") if lane_size else None
         # where each thread publishes its pc (NONE once exited) before the vote: two turn-parity
         # halves of uvec4, so a warp's 32 pcs are 8 vector loads
-        self.v4 = m.vec(u32, 4)
         self.keys = m.global_var(m.pointer("Workgroup", m.array(self.v4, 2 * self.n // 4)), "Workgroup", "turn_pcs")
         f = self.f
         self.turn = f.local(u32, "turn", e.k(0))
@@ -110,13 +119,17 @@ class TurnsWarp(Collectives, Waits, TurnLoop):
         partial = f.op("ISub", u32, f.op("ShiftLeftLogical", u32, e.k(1), f.op("BitwiseAnd", u32, remaining, e.k(31))), e.k(1))
         full = f.op("UGreaterThanEqual", m.bool(), remaining, e.k(32))
         self.lanes = f.op("Select", u32, full, e.k(0xFFFFFFFF), partial)   # lanes of this warp that exist
-        # where this warp's words start in the per-warp arrays (absolute indices into turn_state),
-        # and this thread's value word of slot 0
+        # where this warp's words start in the per-warp arrays (absolute indices into turn_state,
+        # or into turn_lanes for "vals" and "wmask"), and this thread's value word of slot 0
         self.mine = {name: f.op("IAdd", u32, f.op("IMul", u32, e.warp_id, e.k(per_warp)), e.k(self.offsets[name]))
                      for name, per_warp in (("exited", 1), ("wsync", 1), ("released", 1), ("yielding", 1),
-                                            ("brk", 16), ("masks", WORDS), ("vals", 32))
+                                            ("brk", 16), ("masks", WORDS), ("vals", 32), ("wmask", 32))
                      if self.lengths[name]}
         self.own_value = f.op("IAdd", u32, e.tid, e.k(self.offsets["vals"])) if self.lengths["vals"] else None
+        # collectives swap at one site of the turn loop (emit_exchange), unless subgroups are warps
+        self.shared_exchange = "exchange" in uses and not e.warp_subgroups
+        if self.shared_exchange:
+            self._init_exchange()
 
     # ---------------------------------------------------------------- helpers
     def ptr(self, name, index):
@@ -135,6 +148,24 @@ class TurnsWarp(Collectives, Waits, TurnLoop):
 
     def st(self, name, index, value):
         self.f.store(self.ptr(name, index), value, volatile=True)
+
+    def lane_ptr(self, index, f=None):
+        """Word ``index`` (absolute) of turn_lanes."""
+        f, u32 = f or self.f, self.m.u32()
+        quad = f.op("ShiftRightLogical", u32, index, self.e.k(2))
+        return f.op("AccessChain", self.wg_u32, self.lane_state, quad, f.op("BitwiseAnd", u32, index, self.e.k(3)))
+
+    def lane_ld(self, index, f=None):
+        return (f or self.f).load(self.m.u32(), self.lane_ptr(index, f), volatile=True)
+
+    def lane_st(self, index, value):
+        self.f.store(self.lane_ptr(index), value, volatile=True)
+
+    def lane_quad(self, quad, f=None):
+        """Words 4 * ``quad`` to 4 * ``quad`` + 3 of turn_lanes, one vector load."""
+        f = f or self.f
+        return f.load(self.v4, f.op("AccessChain", self.m.pointer("Workgroup", self.v4), self.lane_state, quad),
+                      volatile=True)
 
     def atomic(self, opcode, name, index, value):
         e = self.e
@@ -168,9 +199,12 @@ class TurnsWarp(Collectives, Waits, TurnLoop):
             f.store(f.op("AccessChain", self.wg_u32, self.state, i),
                     f.op("Select", u32, f.op("ULessThan", bool_, i, e.k(3)), e.k(NONE_KEY), first), True)
         e.emit_strided(self.state_words, fill)
+        wg_v4 = self.m.pointer("Workgroup", self.v4)
+        if self.lane_state is not None:
+            zero4 = self.m.const_vec(self.v4, u32, (0,) * 4)
+            e.emit_strided(self.lane_words // 4, lambda i: f.store(f.op("AccessChain", wg_v4, self.lane_state, i), zero4))
         if publish:
             none4 = self.m.const_vec(self.v4, u32, (NONE_KEY,) * 4)
-            wg_v4 = self.m.pointer("Workgroup", self.v4)
             e.emit_strided(2 * self.n // 4, lambda i: f.store(f.op("AccessChain", wg_v4, self.keys, i), none4))
 
     def participants(self, x):

@@ -13,27 +13,51 @@ from .spirv_enums import Scope
 BAR_FIELDS = 5          # count, popc, generation, result popc, result count
 
 
-def lane_loop(fn, m, k, body) -> None:
-    """``for (lane = 0; lane < 32; ++lane) body(lane)`` in function ``fn``: a loop, not
-    32 copies, since drivers inline helpers at every call site, and marked DontUnroll. Unrolled,
-    each of its memory reads becomes 32, and lavapipe (LLVM 15) spends time on each read that
-    grows with the whole shader's size (translator/README.md, "What the driver pays";
-    ``warpboard bench`` reports ``driver_compile_s``)."""
+def counted_loop(fn, m, k, count: int, body) -> None:
+    """``for (i = 0; i < count; ++i) body(i)`` in function ``fn``, marked DontUnroll: drivers
+    inline helpers at every call site, and unrolled, each memory access of ``body`` becomes
+    ``count``, while lavapipe (LLVM 15) spends time on each access that grows with the whole
+    shader's size (translator/README.md, "What the driver pays"; ``warpboard bench`` reports
+    ``driver_compile_s``). Each iteration draws on lavapipe's budget of loop iterations, so
+    loops stay short (``lane_scan``: 8 iterations for 32 lanes)."""
     u32, bool_ = m.u32(), m.bool()
     i = fn.local(u32)
     fn.store(i, k(0))           # here, not as the initializer: the loop may run again in a turn loop
     header, block, cont, merge = (m.new_id() for _ in range(4))
     fn.op("Branch", None, header)
     fn.label(header)
-    lane = fn.load(u32, i)
-    go = fn.op("ULessThan", bool_, lane, k(32))
+    n = fn.load(u32, i)
+    go = fn.op("ULessThan", bool_, n, k(count))
     fn.op("LoopMerge", None, merge, cont, LoopControl.DONT_UNROLL)
     fn.op("BranchConditional", None, go, block, merge)
     fn.label(block)
-    body(lane)
+    body(n)
     fn.op("Branch", None, cont)
     fn.label(cont)
-    fn.store(i, fn.op("IAdd", u32, lane, k(1)))
+    fn.store(i, fn.op("IAdd", u32, n, k(1)))
+    fn.op("Branch", None, header)
+    fn.label(merge)
+
+
+def bits_loop(fn, m, k, mask, body) -> None:
+    """``body(lane)`` for each set bit of ``mask``, lowest first: as many iterations as bits,
+    in a loop marked DontUnroll (see :func:`counted_loop`)."""
+    u32, bool_ = m.u32(), m.bool()
+    rest = fn.local(u32)
+    fn.store(rest, mask)
+    header, block, cont, merge = (m.new_id() for _ in range(4))
+    fn.op("Branch", None, header)
+    fn.label(header)
+    r = fn.load(u32, rest)
+    go = fn.op("INotEqual", bool_, r, k(0))
+    fn.op("LoopMerge", None, merge, cont, LoopControl.DONT_UNROLL)
+    fn.op("BranchConditional", None, go, block, merge)
+    fn.label(block)
+    low = fn.op("BitwiseAnd", u32, r, fn.op("ISub", u32, k(0), r))
+    body(fn.op("BitCount", u32, fn.op("ISub", u32, low, k(1))))
+    fn.op("Branch", None, cont)
+    fn.label(cont)
+    fn.store(rest, fn.op("BitwiseXor", u32, r, low))
     fn.op("Branch", None, header)
     fn.label(merge)
 
@@ -49,6 +73,8 @@ class Waits:
     def bssy(self, x, barrier):
         f = self.f
         act = self.active(x)
+        if self.shared_exchange and self.offered:
+            return
         with f.if_(x.en):
             self.st(None, self._bx(x, barrier, self.e.tid), act)
             self.atomic("AtomicAnd", None, x.add(self.mine["brk"], x.k32(barrier)), x.not_(self.bit))
@@ -65,16 +91,16 @@ class Waits:
         of theirs no longer waits for it even after it enters a new region of that barrier."""
         e, u32 = self.e, self.m.u32()
 
-        def body(fn, base, keep):
+        def body(fn, base, keep, lanes):
             def each(lane):
                 ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, base, lane))
                 fn.op("AtomicAnd", u32, ptr, e.k(Scope.Workgroup), e.k(Sem.Relaxed), keep)
-            lane_loop(fn, self.m, e.k, each)
+            bits_loop(fn, self.m, e.k, lanes, each)
 
-        fn = e.helper("leave_region", (u32, u32), body)
+        fn = e.helper("leave_region", (u32, u32, u32), body)
         first = self._bx(x, barrier, x.mul(e.warp_id, x.k32(32)))
         with self.f.if_(x.cmp("ne", others, x.k32(0), False)):
-            self.f.call(fn, first, x.not_(self.bit))
+            self.f.call(fn, first, x.not_(self.bit), others)
 
     def brk(self, x, barrier, cond=None):
         f = self.f
@@ -110,6 +136,31 @@ class Waits:
             self._leave_region(x, barrier, x.and_(own, x.not_(x.or_(present, exited))))
         self._settle(x, x.bor(x.bnot(x.en), ok))
 
+    def lane_scan(self, fn, first, step, unrolled: bool):
+        """``acc = step(fn, acc, lane, word)`` from 0 over the 32 words of turn_lanes from
+        ``first`` (a warp's, so a multiple of 32), lane 0 first: 8 vector loads, unrolled
+        where the scan is emitted once per shader, else in a loop of 8 (see counted_loop)."""
+        e, m, u32 = self.e, self.m, self.m.u32()
+        quad0 = fn.op("ShiftRightLogical", u32, first, e.k(2))
+
+        def four(acc, quad, lane0):
+            words = self.lane_quad(fn.op("IAdd", u32, quad0, quad), fn)
+            for c in range(4):
+                lane = e.k(c) if lane0 is None else fn.op("IAdd", u32, lane0, e.k(c))
+                acc = step(fn, acc, lane, fn.op("CompositeExtract", u32, words, c))
+            return acc
+
+        if unrolled:
+            acc = e.k(0)
+            for g in range(8):
+                acc = four(acc, e.k(g), e.k(4 * g))
+            return acc
+        var = fn.local(u32)
+        fn.store(var, e.k(0))
+        counted_loop(fn, m, e.k, 8, lambda g: fn.store(var, four(fn.load(u32, var), g,
+                                                                  fn.op("ShiftLeftLogical", u32, g, e.k(2)))))
+        return fn.load(u32, var)
+
     def _scan_masks(self, x, name, arg, step):
         """Fold the 32 WARPSYNC masks this warp's lanes published (``wmask``) into one word:
         ``acc = step(fn, acc, lane, published, arg)`` from 0, in a helper function (a loop, not
@@ -121,16 +172,17 @@ class Waits:
         var = scans[name]
 
         def body(fn, first, given):
-            fn.store(var, e.k(0))
-
-            def each(lane):
-                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, first, lane))
-                fn.store(var, step(fn, fn.load(u32, var), lane, fn.load(u32, ptr, volatile=True), given))
-            lane_loop(fn, m, e.k, each)
+            fn.store(var, self.lane_scan(fn, first, lambda fn, acc, lane, word: step(fn, acc, lane, word, given),
+                                         unrolled=False))
 
         fn = e.helper(name, (u32, u32), body)
-        self.f.call(fn, x.add(x.mul(e.warp_id, x.k32(32)), x.k32(self.offsets["wmask"])), arg)
+        self.f.call(fn, self.mine["wmask"], arg)
         return self.f.load(u32, var)
+
+    @property
+    def _own_mask(self):
+        """Where this thread publishes its WARPSYNC mask (turn_lanes)."""
+        return self.f.op("IAdd", self.m.u32(), self.e.tid, self.e.k(self.offsets["wmask"]))
 
     def _lane_bit_if(self, fn, acc, lane, cond):
         """``acc`` with ``lane``'s bit set where ``cond`` holds."""
@@ -151,7 +203,7 @@ class Waits:
     def _same_mask(self, x, mask):
         """Lanes of this warp whose published WARPSYNC mask equals ``mask``: each lane of the
         turn publishes its own (0 when its guard is false), then all read after a barrier."""
-        self.st("wmask", self.e.tid, x.sel(x.en, mask, x.k32(0)))
+        self.lane_st(self._own_mask, x.sel(x.en, mask, x.k32(0)))
         self.barrier()
 
         def step(fn, acc, lane, published, want):
@@ -187,7 +239,7 @@ class Waits:
         e, m, u32 = self.e, self.m, self.m.u32()
         self.barrier()              # every lane has read the masks _same_mask published
         could = x.band(x.en, x.bor(ok, mine))
-        self.st("wmask", e.tid, x.sel(could, mask, x.k32(0)))
+        self.lane_st(self._own_mask, x.sel(could, mask, x.k32(0)))
         self.barrier()
 
         def step(fn, acc, lane, published, _unused):       # the first non-zero mask
@@ -195,7 +247,7 @@ class Waits:
         first = self._scan_masks(x, "first_mask", mask, step)
         mine_group = x.cmp("eq", first, mask, False)
         self.barrier()              # every lane has read; each publishes its mask again
-        self.st("wmask", e.tid, x.sel(x.en, mask, x.k32(0)))
+        self.lane_st(self._own_mask, x.sel(x.en, mask, x.k32(0)))
         return x.band(ok, mine_group), x.band(mine, mine_group)
 
     def bar(self, x, kind, barrier, count, pred):
