@@ -265,7 +265,7 @@ class Emitter:
                     probe = SpirvCtx(self, inst, active, out)
                     en = probe.band(active, probe.readp(inst.guard))
                 inst.spec.sem(SpirvCtx(self, inst, en, out), inst)
-            if segmented and inst.exchanges:
+            if segmented and warp.uses_site(inst):
                 warp.run_passes(run_pass)
             else:
                 run_pass()

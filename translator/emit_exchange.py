@@ -12,8 +12,8 @@ run in passes (:meth:`SharedExchange.run_passes`):
 
 - pass k runs the instruction's semantics with the results of its exchanges 0..k-1 (kept in
   function variables); at exchange k it *offers* its operands (enable, predicate, value,
-  reduction, source lane, MATCH scan) in function variables, ends the segment
-  (``phase = j + 1``) and drops every write of the rest of the pass;
+  reduction, source lane, MATCH scan, WARPSYNC mask to publish and scan) in function
+  variables and ends the segment (``phase = j + 1``): the rest of the pass is not emitted;
 - the turn loop, seeing ``phase != 0`` after the switch, runs the exchange site for the
   offer (one workgroup barrier, as the inline rendezvous had) and goes round again with the
   same chosen block and the same threads, without a vote and without counting a turn;
@@ -29,25 +29,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .emit_outcome import Outcome
 
 WORDS = 3               # per warp and slot: lanes present, lanes whose predicate holds, reduction
 REDUCTIONS = ("AtomicIAdd", "AtomicOr", "AtomicXor", "AtomicUMax")      # o_rop 1..4; 0: none
+SCANS = ("same", "naming", "first")     # scans of the published WARPSYNC masks: o_scan 1..3; 0: none
 
 
 @dataclass(frozen=True)
 class Swap:
     """What one exchange gives each lane (SSA ids): the lanes present (``act``), those whose
     predicate holds (``bal``), the reduction (``red``), the value of the lane it asked for
-    (``got``), and the lanes whose value equals its own (``equal``, MATCH)."""
+    (``got``), the lanes whose value equals its own (``equal``, MATCH), and the scan of the
+    warp's published WARPSYNC masks (``scan``, Waits)."""
     act: int
     bal: int
     red: int
     got: int
     equal: int
+    scan: int
 
 
-FIELDS = ("act", "bal", "red", "got", "equal")
+FIELDS = ("act", "bal", "red", "got", "equal", "scan")
+
+
+class _Offered(Exception):
+    """Raised by ``_swap`` once a pass has made its offer: the rest of the pass is not emitted."""
 
 
 class SharedExchange:
@@ -61,21 +67,31 @@ class SharedExchange:
         self.offer = {"en": f.local(bool_, "offer_en"), "pred": f.local(bool_, "offer_pred"),
                       "value": f.local(u32, "offer_value"), "rop": f.local(u32, "offer_reduce"),
                       "word": f.local(u32, "offer_word"), "src": f.local(u32, "offer_lane"),
-                      "match": f.local(bool_, "offer_match")}
+                      "match": f.local(bool_, "offer_match"), "publish": f.local(bool_, "offer_publish"),
+                      "mask": f.local(u32, "offer_mask"), "scan": f.local(u32, "offer_scan"),
+                      "arg": f.local(u32, "offer_scan_arg")}
         self.result = {name: f.local(u32, "swap_" + name) for name in FIELDS}
         self._kept: list[dict[str, int]] = []       # per exchange of one instruction: its results
         self._pass = None                           # None: not inside run_passes
         self._calls = 0
-        self._offered = False
         self._writes_at_start = 0
         self._segment = None
         self._phase_now = None
         self._bool = m.bool()
 
     # ---------------------------------------------------------------- one instruction in passes
+    def uses_site(self, inst) -> bool:
+        """Whether ``inst`` meets its warp-mates at the site: a collective (unless subgroups are
+        warps), a WARPSYNC, a BSYNC where WARPSYNC masks are published (it scans them)."""
+        if not self.shared_exchange:
+            return False
+        if inst.exchanges and not self.e.warp_subgroups:
+            return True
+        return inst.spec.waits in ("warpsync", "bsync") and self.lengths["wmask"] > 0
+
     def segments_block(self, block) -> bool:
-        """Whether ``block``'s case runs in segments (it holds an instruction that exchanges)."""
-        return self.shared_exchange and any(i.exchanges for i in block.insts)
+        """Whether ``block``'s case runs in segments (an instruction of it meets at the site)."""
+        return any(self.uses_site(i) for i in block.insts)
 
     def open_segments(self) -> None:
         """At the start of the block's case: segment 0 opens."""
@@ -101,10 +117,12 @@ class SharedExchange:
         e, f = self.e, self.f
         self._pass = 0
         while True:
-            self._calls, self._offered, self._writes_at_start = 0, False, e.writes
-            run_pass()
-            if not self._offered:
+            self._calls, self._writes_at_start = 0, e.writes
+            try:
+                run_pass()
                 break
+            except _Offered:
+                pass
             e.flush()
             self._segment_index += 1
             f.store(self.phase, e.k(self._segment_index))
@@ -118,10 +136,13 @@ class SharedExchange:
             self._pass += 1
         self._pass = None
 
-    def _swap(self, x, en, pred=None, value=None, reduce=None, src=None, match=False) -> Swap:
+    def _swap(self, x, en, pred=None, value=None, reduce=None, src=None, match=False,
+              publish=None, scan=None) -> Swap:
         """One rendezvous of the lanes of the turn: ``en`` says who is present, ``pred``
         (ballot), ``value`` (what the others may read), ``reduce`` = (atomic opcode, word),
-        ``src`` the lane whose value this lane wants, ``match``: compare values (MATCH)."""
+        ``src`` the lane whose value this lane wants, ``match``: compare values (MATCH);
+        ``publish``: this lane's WARPSYNC mask to publish first, ``scan`` = (one of SCANS, arg):
+        fold the warp's published masks after the barrier (Waits)."""
         if self._pass is None:
             raise AssertionError(f"{x.inst.where}: {x.inst.opcode} exchanges outside run_passes")
         c = self._calls
@@ -132,25 +153,20 @@ class SharedExchange:
         if c == self._pass:
             if self.e.writes != self._writes_at_start:
                 raise AssertionError(f"{x.inst.where}: {x.inst.opcode} writes a register before its exchange")
-            self._make_offer(x, en, pred, value, reduce, src, match)
-            self._offered = True
-            x.en = x.kb(False)                                  # the rest of the pass writes nothing
-            x.out = Outcome(x.out.active, x.out.next_pc)        # ... and decides nothing
-        zero = x.k32(0)
-        return Swap(zero, zero, zero, zero, zero)
+            self._make_offer(x, en, pred, value, reduce, src, match, publish, scan)
+            raise _Offered
+        raise AssertionError(f"{x.inst.where}: {x.inst.opcode}: exchange {c} after the pass's offer")
 
-    @property
-    def offered(self) -> bool:
-        """Whether the pass being emitted has made its offer (the rest of it is dead)."""
-        return self._offered
-
-    def _make_offer(self, x, en, pred, value, reduce, src, match) -> None:
+    def _make_offer(self, x, en, pred, value, reduce, src, match, publish, scan) -> None:
         f, k = self.f, x.k32
         rop = 0 if reduce is None else REDUCTIONS.index(reduce[0]) + 1
         for name, v in (("en", en), ("pred", pred if pred is not None else x.kb(False)),
                         ("value", value if value is not None else k(0)), ("rop", k(rop)),
                         ("word", reduce[1] if reduce is not None else k(0)),
-                        ("src", src if src is not None else k(0)), ("match", x.kb(match))):
+                        ("src", src if src is not None else k(0)), ("match", x.kb(match)),
+                        ("publish", x.kb(publish is not None)), ("mask", publish if publish is not None else k(0)),
+                        ("scan", k(0 if scan is None else SCANS.index(scan[0]) + 1)),
+                        ("arg", k(0) if scan is None else scan[1])):
             f.store(self.offer[name], v)
 
     # ---------------------------------------------------------------- the site
@@ -159,27 +175,34 @@ class SharedExchange:
         segment with an offer. Slots rotate over three, so one barrier suffices: a slot is
         cleared two exchanges after its use, when nobody can still read it."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        load = {name: f.load(self._bool if name in ("en", "pred", "match") else u32, var)
+        load = {name: f.load(self._bool if name in ("en", "pred", "match", "publish") else u32, var)
                 for name, var in self.offer.items()}
+        if self.lengths["wmask"]:
+            with f.if_(load["publish"]):        # after every lane has read the masks it scanned last
+                self.barrier()
+                self.lane_st(self._own_mask, load["mask"])
         coll = f.load(u32, self.coll)
         f.store(self.coll, f.op("IAdd", u32, coll, e.k(1)))
         slot = f.op("UMod", u32, coll, e.k(3))
         per_slot = e.k(WORDS * self.warps)
-        mbase = f.op("IAdd", u32, f.op("IMul", u32, slot, per_slot), self.mine["masks"])
         word = lambda base, k: f.op("IAdd", u32, base, e.k(k))     # noqa: E731
-        with f.if_(load["en"]):
-            self.atomic("AtomicOr", None, mbase, self.bit)
-            for n, opcode in enumerate(REDUCTIONS, 1):
-                with f.if_(f.op("IEqual", bool_, load["rop"], e.k(n))):
-                    self.atomic(opcode, None, word(mbase, 2), load["word"])
-            with f.if_(load["pred"]):
-                self.atomic("AtomicOr", None, word(mbase, 1), self.bit)
+        masks = self.lengths["masks"] > 0           # a program with collectives, not WARPSYNC alone
+        if masks:
+            mbase = f.op("IAdd", u32, f.op("IMul", u32, slot, per_slot), self.mine["masks"])
+            with f.if_(load["en"]):
+                self.atomic("AtomicOr", None, mbase, self.bit)
+                for n, opcode in enumerate(REDUCTIONS, 1):
+                    with f.if_(f.op("IEqual", bool_, load["rop"], e.k(n))):
+                        self.atomic(opcode, None, word(mbase, 2), load["word"])
+                with f.if_(load["pred"]):
+                    self.atomic("AtomicOr", None, word(mbase, 1), self.bit)
         vbase = f.op("IMul", u32, slot, e.k(self.n))
         if self.lengths["vals"]:
             self.lane_st(f.op("IAdd", u32, vbase, self.own_value), load["value"])
         self.barrier()
-        results = {"act": self.ld(None, mbase), "bal": self.ld(None, word(mbase, 1)),
-                   "red": self.ld(None, word(mbase, 2)), "got": e.k(0), "equal": e.k(0)}
+        results = {name: e.k(0) for name in FIELDS}
+        if masks:
+            results.update(act=self.ld(None, mbase), bal=self.ld(None, word(mbase, 1)), red=self.ld(None, word(mbase, 2)))
         if self.lengths["vals"]:
             first = f.op("IAdd", u32, vbase, self.mine["vals"])
             lane = f.op("BitwiseAnd", u32, load["src"], e.k(31))
@@ -188,13 +211,35 @@ class SharedExchange:
             with f.if_(load["match"]):
                 f.store(self.result["equal"], self._lanes_offering(first, load["value"]))
             results["equal"] = f.load(u32, self.result["equal"])
+        if self.lengths["wmask"]:
+            f.store(self.result["scan"], e.k(0))
+            with f.if_(f.op("INotEqual", bool_, load["scan"], e.k(0))):
+                f.store(self.result["scan"], self._scan_masks(load["scan"], load["arg"]))
+            results["scan"] = f.load(u32, self.result["scan"])
         for name, v in results.items():
             f.store(self.result[name], v)
-        old = f.op("IAdd", u32, f.op("IMul", u32, f.op("UMod", u32, f.op("IAdd", u32, coll, e.k(2)), e.k(3)), per_slot),
-                   self.mine["masks"])
-        with f.if_(f.op("IEqual", bool_, e.lane, e.k(0))):
-            for k in range(WORDS):
-                self.st(None, word(old, k), e.k(0))
+        if masks:
+            old = f.op("IAdd", u32, f.op("IMul", u32, f.op("UMod", u32, f.op("IAdd", u32, coll, e.k(2)), e.k(3)),
+                                         per_slot), self.mine["masks"])
+            with f.if_(f.op("IEqual", bool_, e.lane, e.k(0))):
+                for k in range(WORDS):
+                    self.st(None, word(old, k), e.k(0))
+
+    def _scan_masks(self, kind, arg):
+        """Fold the warp's published WARPSYNC masks, lane 0 first, by ``kind`` (SCANS): the
+        lanes whose mask equals ``arg`` ("same"), whose mask has a bit of ``arg`` ("naming"), or
+        the first mask that is not 0 ("first"). A loop of 8 (Waits.lane_scan)."""
+        e, u32, bool_ = self.e, self.m.u32(), self.m.bool()
+
+        def step(fn, acc, lane, word):
+            is_ = lambda n: fn.op("IEqual", bool_, kind, e.k(n))    # noqa: E731
+            hit = fn.op("LogicalOr", bool_,
+                        fn.op("LogicalAnd", bool_, is_(1), fn.op("IEqual", bool_, word, arg)),
+                        fn.op("LogicalAnd", bool_, is_(2),
+                              fn.op("INotEqual", bool_, fn.op("BitwiseAnd", u32, word, arg), e.k(0))))
+            first_word = fn.op("Select", u32, fn.op("INotEqual", bool_, acc, e.k(0)), acc, word)
+            return fn.op("Select", u32, is_(3), first_word, self._lane_bit_if(fn, acc, lane, hit))
+        return self.lane_scan(self.f, self.mine["wmask"], step, unrolled=False)
 
     def _lanes_offering(self, first, value):
         """The lanes of this warp whose offered value (turn_lanes from ``first``) equals

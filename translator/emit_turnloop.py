@@ -150,6 +150,7 @@ class TurnLoop:
                       f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
         self.turn_participants = self._turn_participants(active)
         e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+        self.apply_leaves()
         if self.shared_exchange:        # the block stopped at an exchange: swap, then it goes on
             f.if_else(f.op("INotEqual", bool_, f.load(u32, self.phase), e.k(0)), self.emit_exchange_site,
                       self._end_turn)

@@ -126,8 +126,9 @@ class TurnsWarp(Collectives, SharedExchange, Waits, TurnLoop):
                                             ("brk", 16), ("masks", WORDS), ("vals", 32), ("wmask", 32))
                      if self.lengths[name]}
         self.own_value = f.op("IAdd", u32, e.tid, e.k(self.offsets["vals"])) if self.lengths["vals"] else None
-        # collectives swap at one site of the turn loop (emit_exchange), unless subgroups are warps
-        self.shared_exchange = "exchange" in uses and not e.warp_subgroups
+        # collectives (unless subgroups are warps) and WARPSYNC's mask scans meet at one site of
+        # the turn loop (emit_exchange)
+        self.shared_exchange = ("exchange" in uses and not e.warp_subgroups) or "warpsync" in uses
         if self.shared_exchange:
             self._init_exchange()
 

@@ -73,8 +73,6 @@ class Waits:
     def bssy(self, x, barrier):
         f = self.f
         act = self.active(x)
-        if self.shared_exchange and self.offered:
-            return
         with f.if_(x.en):
             self.st(None, self._bx(x, barrier, self.e.tid), act)
             self.atomic("AtomicAnd", None, x.add(self.mine["brk"], x.k32(barrier)), x.not_(self.bit))
@@ -88,8 +86,25 @@ class Waits:
     def _leave_region(self, x, barrier, others):
         """This lane has left ``barrier``'s region: where some lanes of its mask (``others``)
         may still hold the region, it is taken out of every warp-mate's mask, so that a BSYNC
-        of theirs no longer waits for it even after it enters a new region of that barrier."""
-        e, u32 = self.e, self.m.u32()
+        of theirs no longer waits for it even after it enters a new region of that barrier.
+        Noted here, done after the switch (:meth:`apply_leaves`): a loop in the turn loop
+        once, not one at every BREAK and BSYNC (lavapipe runs every case of the switch, masked,
+        and each loop it runs draws on its budget of loop iterations)."""
+        f, u32 = self.f, self.m.u32()
+        var = self._leaving(barrier)
+        f.store(var, f.op("BitwiseOr", u32, f.load(u32, var), others))
+
+    def _leaving(self, barrier):
+        """The function variable of the lanes this thread must still leave in Bx's masks."""
+        leaving = self.__dict__.setdefault("_leaving_vars", {})
+        if barrier not in leaving:
+            leaving[barrier] = self.e.f.local(self.m.u32(), f"leaving_b{barrier}", self.e.k(0))
+        return leaving[barrier]
+
+    def apply_leaves(self) -> None:
+        """After the switch: the lanes each thread left a region of (``_leave_region``) lose
+        its bit in their Bx masks."""
+        e, f, u32 = self.e, self.f, self.m.u32()
 
         def body(fn, base, keep, lanes):
             def each(lane):
@@ -98,9 +113,13 @@ class Waits:
             bits_loop(fn, self.m, e.k, lanes, each)
 
         fn = e.helper("leave_region", (u32, u32, u32), body)
-        first = self._bx(x, barrier, x.mul(e.warp_id, x.k32(32)))
-        with self.f.if_(x.cmp("ne", others, x.k32(0), False)):
-            self.f.call(fn, first, x.not_(self.bit), others)
+        for barrier, var in sorted(self.__dict__.get("_leaving_vars", {}).items()):
+            lanes = f.load(u32, var)
+            with f.if_(f.op("INotEqual", self.m.bool(), lanes, e.k(0))):
+                first = f.op("IAdd", u32, f.op("IMul", u32, e.warp_id, e.k(32)),
+                             e.k(self.offsets["bx"] + barrier * self.n))
+                f.call(fn, first, f.op("Not", u32, self.bit), lanes)
+                f.store(var, e.k(0))
 
     def brk(self, x, barrier, cond=None):
         f = self.f
@@ -120,11 +139,12 @@ class Waits:
     def bsync(self, x, barrier):
         f = self.f
         present = self.participants(x)
+        waiting = self._waiting_for_me(x) if self.lengths["wmask"] else None    # first: it meets at the site
         slot = x.add(self.mine["brk"], x.k32(barrier))
         exited = self.ld(None, self.mine["exited"])
         gone = x.or_(x.or_(exited, self.ld(None, slot)), self.ld(None, self.mine["yielding"]))
-        if self.lengths["wmask"]:
-            gone = x.or_(gone, self._waiting_for_me(x))
+        if waiting is not None:
+            gone = x.or_(gone, waiting)
         own = x.and_(self.ld(None, self._bx(x, barrier, self.e.tid)), self.lanes)
         missing = x.and_(own, x.not_(x.or_(present, gone)))
         ok = x.cmp("eq", missing, x.k32(0), False)
@@ -161,24 +181,6 @@ class Waits:
                                                                   fn.op("ShiftLeftLogical", u32, g, e.k(2)))))
         return fn.load(u32, var)
 
-    def _scan_masks(self, x, name, arg, step):
-        """Fold the 32 WARPSYNC masks this warp's lanes published (``wmask``) into one word:
-        ``acc = step(fn, acc, lane, published, arg)`` from 0, in a helper function (a loop, not
-        32 copies) that leaves the word in a Private variable, since helpers return nothing."""
-        e, m, u32 = self.e, self.m, self.m.u32()
-        scans = self.__dict__.setdefault("_scan_vars", {})
-        if name not in scans:
-            scans[name] = m.global_var(m.pointer("Private", u32), "Private", name)
-        var = scans[name]
-
-        def body(fn, first, given):
-            fn.store(var, self.lane_scan(fn, first, lambda fn, acc, lane, word: step(fn, acc, lane, word, given),
-                                         unrolled=False))
-
-        fn = e.helper(name, (u32, u32), body)
-        self.f.call(fn, self.mine["wmask"], arg)
-        return self.f.load(u32, var)
-
     @property
     def _own_mask(self):
         """Where this thread publishes its WARPSYNC mask (turn_lanes)."""
@@ -193,30 +195,22 @@ class Waits:
         """The lanes of this warp waiting at a WARPSYNC whose mask names this lane
         (schedule._waits_for): their published mask has this lane's bit, and their bit is
         set in the warp's ``wsync`` word."""
-        u32, bool_, k = self.m.u32(), self.m.bool(), self.e.k
-
-        def step(fn, acc, lane, published, bit):
-            names = fn.op("INotEqual", bool_, fn.op("BitwiseAnd", u32, published, bit), k(0))
-            return self._lane_bit_if(fn, acc, lane, names)
-        return x.and_(self._scan_masks(x, "naming_me", self.bit, step), self.ld("wsync", self.e.warp_id))
+        named = self._swap(x, x.kb(False), scan=("naming", self.bit)).scan
+        return x.and_(named, self.ld("wsync", self.e.warp_id))
 
     def _same_mask(self, x, mask):
         """Lanes of this warp whose published WARPSYNC mask equals ``mask``: each lane of the
         turn publishes its own (0 when its guard is false), then all read after a barrier."""
-        self.lane_st(self._own_mask, x.sel(x.en, mask, x.k32(0)))
-        self.barrier()
-
-        def step(fn, acc, lane, published, want):
-            return self._lane_bit_if(fn, acc, lane, fn.op("IEqual", self.m.bool(), published, want))
-        return self._scan_masks(x, "same_mask", mask, step)
+        return self._swap(x, x.kb(False), publish=x.sel(x.en, mask, x.k32(0)), scan=("same", mask)).scan
 
     def warpsync(self, x, mask):
         e, f = self.e, self.f
         present = self.participants(x)
+        same = self._same_mask(x, mask)         # first: it meets at the site
         w = e.warp_id
         ws, rel = self.ld("wsync", w), self.ld("released", w)
         mine = x.cmp("ne", x.and_(rel, self.bit), x.k32(0), False)
-        joined = x.and_(self._same_mask(x, mask), x.or_(present, ws))
+        joined = x.and_(same, x.or_(present, ws))
         missing = x.and_(x.and_(mask, self.lanes), x.not_(x.or_(self.ld("exited", w), joined)))
         ok = x.cmp("eq", missing, x.k32(0), False)
         if "EXCLUSIVE" in x.inst.mods:
@@ -235,19 +229,12 @@ class Waits:
     def _lowest_group(self, x, mask, ok, mine):
         """WARPSYNC.EXCLUSIVE (schedule._exclusive): only the group of the lowest lane of the
         warp that could pass goes on in this turn. Each lane publishes its mask if it could
-        pass (0 if not), and keeps ``ok``/``mine`` only if the first published mask is its own."""
-        e, m, u32 = self.e, self.m, self.m.u32()
-        self.barrier()              # every lane has read the masks _same_mask published
+        pass (0 if not), and keeps ``ok``/``mine`` only if the first published mask is its own;
+        then each publishes its mask again."""
         could = x.band(x.en, x.bor(ok, mine))
-        self.lane_st(self._own_mask, x.sel(could, mask, x.k32(0)))
-        self.barrier()
-
-        def step(fn, acc, lane, published, _unused):       # the first non-zero mask
-            return fn.op("Select", u32, fn.op("INotEqual", m.bool(), acc, e.k(0)), acc, published)
-        first = self._scan_masks(x, "first_mask", mask, step)
+        first = self._swap(x, x.kb(False), publish=x.sel(could, mask, x.k32(0)), scan=("first", x.k32(0))).scan
         mine_group = x.cmp("eq", first, mask, False)
-        self.barrier()              # every lane has read; each publishes its mask again
-        self.lane_st(self._own_mask, x.sel(x.en, mask, x.k32(0)))
+        self._swap(x, x.kb(False), publish=x.sel(x.en, mask, x.k32(0)))
         return x.band(ok, mine_group), x.band(mine, mine_group)
 
     def bar(self, x, kind, barrier, count, pred):
