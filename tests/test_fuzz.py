@@ -244,3 +244,14 @@ def test_record_writes_one_batch_and_compares_with_the_model(tmp_path, monkeypat
     assert case.provenance["expected"] == "chip"
     assert case.provenance["recorded_on"] == recorded["recorded_on"]
     assert case.buffers[0].expected[0] == model_word ^ 1
+
+
+def test_reuse_takes_the_shard_asked_for(tmp_path):
+    """``--reuse --shard K/N`` on a campaign built whole runs only that share of it."""
+    programs = {f"fz{40 + i}": {"seed": 40 + i, "status": "rejected", "message": "x"} for i in range(10)}
+    (tmp_path / "campaign.json").write_text(json.dumps({"seed": 40, "count": 10, "shard": [1, 1],
+                                                         "knobs": None, "programs": programs}))
+    whole = cli.reload_built(Plan(40, 10, (1, 1), None, tmp_path))
+    third = cli.reload_built(Plan(40, 10, (2, 3), None, tmp_path))
+    assert [b.program.name for b in whole] == list(programs)
+    assert [b.program.name for b in third] == ["fz41", "fz44", "fz47"]

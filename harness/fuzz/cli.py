@@ -65,12 +65,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def reload_built(plan: campaign.Plan) -> list[Built]:
-    """The programs of a campaign built earlier, from its campaign.json."""
+    """The programs of a campaign built earlier, from its campaign.json; a ``--shard`` other
+    than the one it was built with takes that share of it (program i with i % N == K - 1)."""
     out = plan.directory()
     doc = json.loads((out / "campaign.json").read_text())
     knobs = load(doc.get("knobs"))
+    k, n = plan.shard
+    resharded = (k, n) != tuple(doc.get("shard", (1, 1)))
     built = []
     for name, entry in doc["programs"].items():
+        if resharded and (entry["seed"] - doc["seed"]) % n != k - 1:
+            continue
         path = out / f"{name}.toml" if entry["status"] == "case" else None
         words = None
         if path is not None:          # the CPU model's words, while the case still has them
