@@ -1,14 +1,18 @@
-"""Turns mode's one exchange site: every collective of the shader swaps its lanes' values at a
-single place in the turn loop, after the switch over blocks, instead of where it stands.
+"""Turns mode's one exchange site: every collective of the shader swaps its lanes' values, and
+every WARPSYNC and BSYNC scans its warp-mates' published masks, at a single place in the turn
+loop, after the switch over blocks, instead of where the instruction stands.
 
-Why: lavapipe compiles a shader at its first dispatch in time that grows with the square of
-its workgroup-memory accesses (translator/README.md, "What the driver pays"). A rendezvous
-inline at each collective costs about seven accesses, so a program with hundreds of votes,
-shuffles and BRA.DIV tests took minutes to compile. Here the rendezvous is emitted once.
+Why: lavapipe (Mesa 22.3, LLVM 15) compiles a shader at its first dispatch in time that grows
+with the square of its workgroup-memory accesses, and it runs every case of the switch,
+masked, each turn, so every loop anywhere in the shader draws at least one iteration per turn
+from its budget of 65,535 loop iterations per shader run (translator/README.md, "What the
+driver pays"). Inline, a rendezvous cost about seven accesses per collective and a scan one
+loop per wait: a 2,700-instruction program took minutes to compile and ended as LIVELOCK
+after 247 of its 658 turns. Here they are emitted once.
 
-How: a block holding collectives runs in *segments*, one turn-loop iteration each. The case
-of such a block is ``p = phase; if (p == 0) {...} if (p == 1) {...} ...``. A collective is
-run in passes (:meth:`SharedExchange.run_passes`):
+How: a block holding such an instruction runs in *segments*, one turn-loop iteration each.
+The case of the block is ``p = phase; if (p == 0) {...} if (p == 1) {...} ...``. The
+instruction is run in passes (:meth:`SharedExchange.run_passes`):
 
 - pass k runs the instruction's semantics with the results of its exchanges 0..k-1 (kept in
   function variables); at exchange k it *offers* its operands (enable, predicate, value,
@@ -21,14 +25,14 @@ run in passes (:meth:`SharedExchange.run_passes`):
   makes no offer: it is the instruction, with every write.
 
 Each pass runs the semantics from the start, reading registers that no pass has changed
-(a collective writes nothing before its exchanges: checked), so no SSA value crosses a
-segment. Where the device's subgroups are warps, collectives use subgroup operations inline
-and none of this is used.
+(an instruction writes no register before its exchanges: checked), so no SSA value crosses
+a segment; a wait asks for its scan before it reads anything else, so a pass repeats no
+memory access. Where the device's subgroups are warps, collectives use subgroup operations
+inline; only the waits' scans come here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 
 WORDS = 3               # per warp and slot: lanes present, lanes whose predicate holds, reduction
 REDUCTIONS = ("AtomicIAdd", "AtomicOr", "AtomicXor", "AtomicUMax")      # o_rop 1..4; 0: none
@@ -83,7 +87,7 @@ class SharedExchange:
     def uses_site(self, inst) -> bool:
         """Whether ``inst`` meets its warp-mates at the site: a collective (unless subgroups are
         warps), a WARPSYNC, a BSYNC where WARPSYNC masks are published (it scans them)."""
-        if not self.shared_exchange:
+        if not self.exchange_site:
             return False
         if inst.exchanges and not self.e.warp_subgroups:
             return True

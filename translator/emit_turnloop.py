@@ -67,7 +67,7 @@ class TurnLoop:
     def _next_turn(self) -> int:
         """The loop's test: choose this turn's key (known or voted); whether one is left to run."""
         e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
-        if self.shared_exchange:        # a block stopped at an exchange goes on: same turn, no vote
+        if self.exchange_site:        # a block stopped at an exchange goes on: same turn, no vote
             with f.if_(f.op("IEqual", bool_, f.load(u32, self.phase), e.k(0))):
                 self._choose()
         else:
@@ -151,7 +151,7 @@ class TurnLoop:
         self.turn_participants = self._turn_participants(active)
         e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
         self.apply_leaves()
-        if self.shared_exchange:        # the block stopped at an exchange: swap, then it goes on
+        if self.exchange_site:        # the block stopped at an exchange: swap, then it goes on
             f.if_else(f.op("INotEqual", bool_, f.load(u32, self.phase), e.k(0)), self.emit_exchange_site,
                       self._end_turn)
         else:

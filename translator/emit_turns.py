@@ -128,8 +128,8 @@ class TurnsWarp(Collectives, SharedExchange, Waits, TurnLoop):
         self.own_value = f.op("IAdd", u32, e.tid, e.k(self.offsets["vals"])) if self.lengths["vals"] else None
         # collectives (unless subgroups are warps) and WARPSYNC's mask scans meet at one site of
         # the turn loop (emit_exchange)
-        self.shared_exchange = ("exchange" in uses and not e.warp_subgroups) or "warpsync" in uses
-        if self.shared_exchange:
+        self.exchange_site = ("exchange" in uses and not e.warp_subgroups) or "warpsync" in uses
+        if self.exchange_site:
             self._init_exchange()
 
     # ---------------------------------------------------------------- helpers
