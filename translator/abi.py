@@ -57,8 +57,8 @@ CTRL_WORDS = CBANK + CBANK_BYTES // 4 + (NUM_BANKS - 1) * BANK_BYTES // 4
 OK, FAULT, LIVELOCK, BAD_PC, NOT_WARPS = 0, 1, 2, 3, 4
 
 DEFAULT_BUDGET = 60000         # steps per thread (free) or turns per workgroup (turns); lavapipe
-                               # stops a loop after 65,535 iterations counted with those of the
-                               # loops nested in it, so stay below
+                               # stops a shader's loops after 65,535 iterations of all of them
+                               # together (one passed over, masked, counts as one), so stay below
 
 
 def bank_bytes(bank: int) -> int:

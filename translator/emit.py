@@ -382,9 +382,11 @@ class Emitter:
     def emit_loop(self, check, body) -> None:
         """``while (check()) body();`` with ``check`` emitted in a block of its own.
 
-        (lavapipe stops a loop after 65,535 iterations counted together with those of the
-        loops nested in it, without a word: the step budget stays below that, and what follows
-        the loop finds the threads still running: see ``abi.DEFAULT_BUDGET``.)"""
+        (lavapipe stops the loops of a shader after 65,535 iterations of all of them together,
+        nested or not, without a word; it runs every case of a switch, masked, so a loop in any
+        case counts each time: the step budget stays below that, loops stay out of the cases
+        (translator.emit_exchange), and what follows the loop finds the threads still running:
+        see ``abi.DEFAULT_BUDGET``.)"""
         f, m = self.f, self.m
         head, test, block, cont, merge = (m.new_id() for _ in range(5))
         f.op("Branch", None, head)
