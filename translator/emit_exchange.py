@@ -79,8 +79,9 @@ class SharedExchange:
         self._pass = None                           # None: not inside run_passes
         self._calls = 0
         self._writes_at_start = 0
-        self._segment = None
-        self._phase_now = None
+        self._segment = None                        # the open segment's selection construct
+        self._segment_index = 0
+        self._phase_now = None                      # the block's phase, loaded where its case starts
         self._bool = m.bool()
 
     # ---------------------------------------------------------------- one instruction in passes
