@@ -185,7 +185,7 @@ class SharedExchange:
         if self.lengths["wmask"]:
             with f.if_(load["publish"]):        # after every lane has read the masks it scanned last
                 self.barrier()
-                self.lane_st(self._own_mask, load["mask"])
+                self.lane_st(self.own_mask, load["mask"])
         coll = f.load(u32, self.coll)
         f.store(self.coll, f.op("IAdd", u32, coll, e.k(1)))
         slot = f.op("UMod", u32, coll, e.k(3))

@@ -126,6 +126,8 @@ class TurnsWarp(Collectives, SharedExchange, Waits, TurnLoop):
                                             ("brk", 16), ("masks", WORDS), ("vals", 32), ("wmask", 32))
                      if self.lengths[name]}
         self.own_value = f.op("IAdd", u32, e.tid, e.k(self.offsets["vals"])) if self.lengths["vals"] else None
+        # where this thread publishes its WARPSYNC mask (turn_lanes)
+        self.own_mask = f.op("IAdd", u32, e.tid, e.k(self.offsets["wmask"])) if self.lengths["wmask"] else None
         # collectives (unless subgroups are warps) and WARPSYNC's mask scans meet at one site of
         # the turn loop (emit_exchange)
         self.exchange_site = ("exchange" in uses and not e.warp_subgroups) or "warpsync" in uses

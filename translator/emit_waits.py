@@ -166,8 +166,7 @@ class Waits:
         def four(acc, quad, lane0):
             words = self.lane_quad(fn.op("IAdd", u32, quad0, quad), fn)
             for c in range(4):
-                lane = e.k(c) if lane0 is None else fn.op("IAdd", u32, lane0, e.k(c))
-                acc = step(fn, acc, lane, fn.op("CompositeExtract", u32, words, c))
+                acc = step(fn, acc, fn.op("IAdd", u32, lane0, e.k(c)), fn.op("CompositeExtract", u32, words, c))
             return acc
 
         if unrolled:
@@ -180,11 +179,6 @@ class Waits:
         counted_loop(fn, m, e.k, 8, lambda g: fn.store(var, four(fn.load(u32, var), g,
                                                                   fn.op("ShiftLeftLogical", u32, g, e.k(2)))))
         return fn.load(u32, var)
-
-    @property
-    def _own_mask(self):
-        """Where this thread publishes its WARPSYNC mask (turn_lanes)."""
-        return self.f.op("IAdd", self.m.u32(), self.e.tid, self.e.k(self.offsets["wmask"]))
 
     def _lane_bit_if(self, fn, acc, lane, cond):
         """``acc`` with ``lane``'s bit set where ``cond`` holds."""
