@@ -255,3 +255,20 @@ def test_reuse_takes_the_shard_asked_for(tmp_path):
     third = cli.reload_built(Plan(40, 10, (2, 3), None, tmp_path))
     assert [b.program.name for b in whole] == list(programs)
     assert [b.program.name for b in third] == ["fz41", "fz44", "fz47"]
+
+
+def test_a_device_column_is_dealt_out_to_every_job():
+    """A device column's cases run in ``jobs`` worker processes, not one: a driver compiles on
+    the CPU, so one worker per device left all but one core idle on a 16-core GPU machine."""
+    from types import SimpleNamespace
+
+    from harness.engine import Options
+    from harness.fuzz import campaign
+    cases = [SimpleNamespace(id=f"fz{i}", path=f"/nowhere/fz{i}.toml") for i in range(6)]
+    columns = [campaign.Column("gpu-a", 0), campaign.Column("gpu-b", 1)]
+    results = campaign.run(cases, columns, Path("/nowhere"), Options(timeout_s=30, target="worker_targets:pid_cell"),
+                           jobs=3)
+    for device in ("gpu-a", "gpu-b"):
+        cells = [r for r in results if r.device == device]
+        assert sorted(r.case for r in cells) == sorted(f"fz{i}.toml" for i in range(6))
+        assert len({r.message for r in cells}) == 3

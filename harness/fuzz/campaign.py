@@ -76,14 +76,14 @@ class Column:
 
 def run(cases, columns: list[Column], root: Path, options, jobs: int = 0,
         progress=lambda result: None) -> list[CaseResult]:
-    """Every case on every column; the interpreter's cases are spread over ``jobs`` workers."""
+    """Every case on every column. Each column's cases are dealt out to ``jobs`` workers (each
+    its own process with its own device), so one device column uses every core it is given:
+    a driver compiles a shader on the CPU, whatever the device. The shares of all columns are
+    interleaved, so the columns advance together."""
     from ..engine import run_in_worker
     from ..worker import Worker
     jobs = jobs or os.cpu_count() or 1
-    tasks = []
-    for col in columns:
-        parts = jobs if col.index is None else 1
-        tasks += [(col, cases[i::parts]) for i in range(parts) if cases[i::parts]]
+    tasks = [(col, cases[i::jobs]) for i in range(jobs) for col in columns if cases[i::jobs]]
 
     def one(task) -> list[CaseResult]:
         col, chunk = task
