@@ -272,3 +272,15 @@ def test_a_device_column_is_dealt_out_to_every_job():
         cells = [r for r in results if r.device == device]
         assert sorted(r.case for r in cells) == sorted(f"fz{i}.toml" for i in range(6))
         assert len({r.message for r in cells}) == 3
+
+
+def test_stop_after_starts_no_cell_past_the_limit():
+    from types import SimpleNamespace
+
+    from harness.engine import Options
+    from harness.fuzz import campaign
+    cases = [SimpleNamespace(id=f"fz{i}", path=f"/nowhere/fz{i}.toml") for i in range(4)]
+    options = Options(timeout_s=30, target="worker_targets:pid_cell")
+    columns = [campaign.Column("gpu-a", 0)]
+    assert campaign.run(cases, columns, Path("/nowhere"), options, jobs=2, stop_after_s=0) == []
+    assert len(campaign.run(cases, columns, Path("/nowhere"), options, jobs=2, stop_after_s=60)) == 4

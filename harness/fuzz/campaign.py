@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -75,14 +76,16 @@ class Column:
 
 
 def run(cases, columns: list[Column], root: Path, options, jobs: int = 0,
-        progress=lambda result: None) -> list[CaseResult]:
+        progress=lambda result: None, stop_after_s: float | None = None) -> list[CaseResult]:
     """Every case on every column. Each column's cases are dealt out to ``jobs`` workers (each
     its own process with its own device), so one device column uses every core it is given:
     a driver compiles a shader on the CPU, whatever the device. The shares of all columns are
-    interleaved, so the columns advance together."""
+    interleaved, so the columns advance together. Past ``stop_after_s`` seconds no worker
+    starts another cell: a run with a wall-clock limit still ends with a summary of what ran."""
     from ..engine import run_in_worker
     from ..worker import Worker
     jobs = jobs or os.cpu_count() or 1
+    deadline = None if stop_after_s is None else time.monotonic() + stop_after_s
     tasks = [(col, cases[i::jobs]) for i in range(jobs) for col in columns if cases[i::jobs]]
 
     def one(task) -> list[CaseResult]:
@@ -90,6 +93,8 @@ def run(cases, columns: list[Column], root: Path, options, jobs: int = 0,
         out = []
         with Worker(col.env, col.id) as worker:
             for case in chunk:
+                if deadline is not None and time.monotonic() > deadline:
+                    break
                 result = run_in_worker(worker, case, col.id, col.index, options, str(root))
                 out.append(result)
                 progress(result)
@@ -133,7 +138,8 @@ def summarise(built: list[Built], results: list[CaseResult], plan: Plan) -> dict
                 if r.status is Status.LIVELOCK:
                     entry["waiting_at"] = waiting_at(plan.directory() / f"{r.case}.sm_86.sass", r.message)
                 failures.setdefault(r.status.value, []).append(entry)
-        doc["devices"][device] = {"total": len(rs), "counts": dict(sorted(counts.items())),
+        doc["devices"][device] = {"total": len(rs), "not_run": doc["cases"] - len(rs),
+                                  "counts": dict(sorted(counts.items())),
                                   "agreement": round(100.0 * counts.get("PASS", 0) / len(rs), 2) if rs else 0.0,
                                   "failures": failures}
     return doc
@@ -168,6 +174,9 @@ def table(doc: dict) -> str:
     lines = [f"{doc['programs']} programs (seed {doc['seed']}, shard {doc['shard'][0]}/{doc['shard'][1]}): "
              f"{doc['cases']} cases, {len(doc['rejected_by_model'])} rejected by the CPU model, "
              f"{len(doc['build_errors'])} build errors", tabulate(rows, headers=head) if rows else "(not run)"]
+    for device, d in doc["devices"].items():
+        if d.get("not_run"):
+            lines.append(f"{device}: {d['not_run']} of {doc['cases']} cases not run (--stop-after)")
     for b in doc["rejected_by_model"] + doc["build_errors"]:
         lines.append(f"  not a case: {b['case']}: {b['message'][:200]}")
     for device, d in doc["devices"].items():

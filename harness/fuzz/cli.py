@@ -55,6 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per case before the worker is killed")
     p.add_argument("--budget", type=int, help="step budget override")
     p.add_argument("--json", help="write the summary as JSON")
+    p.add_argument("--stop-after", type=float, metavar="S",
+                   help="start no cell after S seconds; the summary counts the cells that ran")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--build-only", action="store_true", help="build the cases, run nothing")
     mode.add_argument("--reuse", action="store_true", help="run the cases already built in the directory")
@@ -131,7 +133,7 @@ def main(args: argparse.Namespace) -> int:
                 say(f"{done[0]} cells run")
         options = Options(timeout_s=args.timeout, budget=args.budget)
         results = campaign.run(cases, campaign.columns_for(args.device, not args.no_interp),
-                               plan.directory(), options, args.jobs, progress)
+                               plan.directory(), options, args.jobs, progress, args.stop_after)
     doc = campaign.summarise(built, results, plan)
     if chip is not None:
         doc["chip"] = chip
