@@ -198,6 +198,7 @@ def test_small_campaign_end_to_end(tmp_path, capsys):
     assert doc["programs"] == 8 and doc["cases"] == 8 and not doc["rejected_by_model"]
     interp = doc["devices"]["interp"]
     assert interp["total"] == 8 and sum(interp["counts"].values()) == 8
+    assert sorted(interp["cells"]) == sorted(f"fz{s}" for s in range(5, 13))
     failing = {f["case"] for items in interp["failures"].values() for f in items}
     assert len(failing) == 8 - interp["counts"].get("PASS", 0)
     assert sorted(p.name for p in out.glob("fz*.toml")) == [f"fz{s}.toml" for s in sorted(range(5, 13), key=str)]
@@ -284,3 +285,46 @@ def test_stop_after_starts_no_cell_past_the_limit():
     columns = [campaign.Column("gpu-a", 0)]
     assert campaign.run(cases, columns, Path("/nowhere"), options, jobs=2, stop_after_s=0) == []
     assert len(campaign.run(cases, columns, Path("/nowhere"), options, jobs=2, stop_after_s=60)) == 4
+
+
+def _summary(shard, cells, seed=40, count=10):
+    """A ``warpboard fuzz --json`` summary with one device and these cells."""
+    from collections import Counter
+    failures = {}
+    for case, status in cells.items():
+        if status != "PASS":
+            failures.setdefault(status, []).append({"case": case, "seed": int(case[2:]), "message": f"{case} broke"})
+    device = {"total": len(cells), "cells": cells, "counts": dict(Counter(cells.values())),
+              "agreement": 0.0, "failures": failures}
+    return {"seed": seed, "count": count, "shard": list(shard), "programs": len(cells), "cases": len(cells),
+            "rejected_by_model": [], "build_errors": [], "devices": {"lavapipe-w4": device}}
+
+
+def test_fuzz_merge_unions_the_shards_cells():
+    """Shards of different N may overlap; a cell run twice counts once, by its last run, and a
+    change of status between runs is listed."""
+    from harness.fuzz.merge import merge
+    a = _summary((1, 2), {"fz40": "PASS", "fz42": "PASS", "fz44": "LIVELOCK"})
+    b = _summary((1, 4), {"fz40": "PASS", "fz44": "PASS"})
+    c = _summary((2, 2), {"fz41": "FAIL", "fz43": "PASS"})
+    merged = merge([("a", a), ("b", b), ("c", c)])
+    w4 = merged["devices"]["lavapipe-w4"]
+    assert merged["cases"] == 5 and w4["total"] == 5 and w4["not_run"] == 0
+    assert w4["counts"] == {"FAIL": 1, "PASS": 4}
+    assert w4["agreement"] == 80.0
+    assert w4["differs"] == ["fz44"]
+    assert w4["failures"] == {"FAIL": [{"case": "fz41", "seed": 41, "message": "fz41 broke"}]}
+
+
+def test_fuzz_merge_refuses_another_campaign_and_summaries_without_cells(tmp_path, capsys):
+    from harness.fuzz import merge as fuzz_merge
+    a = _summary((1, 2), {"fz40": "PASS"})
+    other = _summary((2, 2), {"fz41": "PASS"}, seed=41)
+    with pytest.raises(fuzz_merge.MergeError, match="seed 41 count 10, but a has seed 40"):
+        fuzz_merge.merge([("a", a), ("b", other)])
+    old = json.loads(json.dumps(a))
+    del old["devices"]["lavapipe-w4"]["cells"]
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    args = fuzz_merge.argparse.Namespace(summaries=[str(tmp_path / "old.json")], json=None)
+    assert fuzz_merge.run(args) == 2
+    assert "no per-cell statuses" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 
 from harness import bench, corpus, mufu_rates, newcase, truth
 from harness.fuzz import cli as fuzz_cli
+from harness.fuzz import merge as fuzz_merge
 from harness.fuzz import reduce as fuzz_reduce
 from harness.cases import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_SHARED_BYTES, MAX_STEP_BUDGET
 from harness.files import OutputError, output_problem, write_atomic
@@ -241,6 +242,8 @@ COMMANDS = (
             truth.DESCRIPTION),
     Command("fuzz", "random divergent kernels: build, run, per-device agreement", fuzz_cli.add_arguments,
             fuzz_cli.run, fuzz_cli.DESCRIPTION),
+    Command("fuzz-merge", "one summary from the summaries of a campaign's shards", fuzz_merge.add_arguments,
+            fuzz_merge.run, fuzz_merge.DESCRIPTION),
     Command("reduce", "shrink a failing generated program to a small case", fuzz_reduce.add_arguments,
             fuzz_reduce.run, fuzz_reduce.DESCRIPTION),
     Command("corpus", "compile CUDA code bases and classify every kernel", corpus.add_arguments,

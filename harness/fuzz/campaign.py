@@ -139,6 +139,7 @@ def summarise(built: list[Built], results: list[CaseResult], plan: Plan) -> dict
                     entry["waiting_at"] = waiting_at(plan.directory() / f"{r.case}.sm_86.sass", r.message)
                 failures.setdefault(r.status.value, []).append(entry)
         doc["devices"][device] = {"total": len(rs), "not_run": doc["cases"] - len(rs),
+                                  "cells": {r.case: r.status.value for r in rs},
                                   "counts": dict(sorted(counts.items())),
                                   "agreement": round(100.0 * counts.get("PASS", 0) / len(rs), 2) if rs else 0.0,
                                   "failures": failures}
