@@ -149,8 +149,12 @@ class _Stop:
 
 def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: Options | None = None,
                root: str | None = None, expectations=None, repeat: int = 1,
-               progress=None, broken: list[BrokenCase] = ()) -> dict:
+               progress=None, broken: list[BrokenCase] = (), jobs: int = 0) -> dict:
     """Every case on every device configuration (and the interpreter); a results document.
+
+    Each column's cases are dealt out to ``jobs`` workers (default: one per CPU), each its own
+    process with its own device, and the shares of all columns interleave: a driver compiles
+    on the CPU, so one worker per device would leave a many-core machine idle.
 
     A case file that did not load (``broken``) is an ERROR row on every column. Ctrl-C
     (KeyboardInterrupt) stops the workers; the document then holds the cells that finished
@@ -160,13 +164,16 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     columns = [(c.id, c.index, c.env, c.info.subgroup_size) for c in configs]
     if interp:
         columns.append((INTERP, None, {}, 32))
+    jobs = jobs or os.cpu_count() or 1
     stop, per_device = _Stop(), [[] for _ in columns]
     failed_loads = [_broken_result(b, col[0]) for b in broken for col in columns]
     for result in failed_loads if progress else ():
         progress(result)
-    pool = ThreadPoolExecutor(max(1, min(len(columns), os.cpu_count() or 1)))
-    futures = [pool.submit(_run_column, cases, col, options, root, repeat, expectations, progress, out, stop)
-               for col, out in zip(columns, per_device)]
+    shares = [(col, out, cases[i::jobs]) for i in range(jobs) for col, out in zip(columns, per_device)
+              if cases[i::jobs]]
+    pool = ThreadPoolExecutor(max(1, min(len(shares), jobs)))
+    futures = [pool.submit(_run_column, share, col, options, root, repeat, expectations, progress, out, stop)
+               for col, out, share in shares]
     try:
         while wait(futures, timeout=0.5).not_done:
             pass
@@ -176,7 +183,8 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     pool.shutdown()
     for future in futures:
         future.result()             # a bug in a column is a bug, not a cell
-    results = [r for column in per_device for r in column]
+    order = {case.id: k for k, case in enumerate(cases)}
+    results = [r for column in per_device for r in sorted(column, key=lambda r: order[r.case])]
     results += failed_loads
     devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
     return document(cases, devices, results, broken, partial=stop.event.is_set())
@@ -184,7 +192,7 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
 
 def _run_column(cases, column, options: Options, root, repeat: int, expectations,
                 progress, out: list, stop: _Stop) -> None:
-    """One device's cells, appended to ``out`` as they finish, until done or stopped."""
+    """One share of a device's cells, appended to ``out`` as they finish, until done or stopped."""
     from .worker import Worker
     device_id, index, env, subgroup = column
     with Worker(env, device_id) as worker:

@@ -50,3 +50,22 @@ buffer = "out"
     result = run_case(load_case(text), "interp")
     assert result.status is Status.UNSUPPORTED
     assert result.message.endswith("x.toml:6: unknown opcode FROB.X")
+
+
+def test_a_column_is_dealt_out_to_every_job_and_results_keep_case_order():
+    """``warpboard run --jobs N``: one device's cases run in N worker processes (a driver
+    compiles on the CPU); the results document still lists each column in case order."""
+    from types import SimpleNamespace
+
+    from harness import engine
+    info = SimpleNamespace(name="fake", driver_name="fake", driver_info="", driver_version="", api_version="",
+                           subgroup_size=32)
+    configs = [SimpleNamespace(id=f"gpu-{k}", index=k, env={}, info=info) for k in "ab"]
+    cases = [SimpleNamespace(id=f"c{i}", path=f"/nowhere/c{i}.toml", tags=(), summary="", provenance={},
+                             total_threads=32) for i in range(7)]
+    options = engine.Options(timeout_s=30, target="worker_targets:pid_cell")
+    doc = engine.run_matrix(cases, configs, interp=False, options=options, jobs=3)
+    for device in ("gpu-a", "gpu-b"):
+        cells = [r for r in doc["results"] if r["device"] == device]
+        assert [r["case"] for r in cells] == [f"c{i}" for i in range(7)]
+        assert len({r["message"] for r in cells}) == 3

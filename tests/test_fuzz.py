@@ -271,7 +271,7 @@ def test_a_device_column_is_dealt_out_to_every_job():
                            jobs=3)
     for device in ("gpu-a", "gpu-b"):
         cells = [r for r in results if r.device == device]
-        assert sorted(r.case for r in cells) == sorted(f"fz{i}.toml" for i in range(6))
+        assert sorted(r.case for r in cells) == sorted(f"fz{i}" for i in range(6))
         assert len({r.message for r in cells}) == 3
 
 

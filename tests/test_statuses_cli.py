@@ -21,7 +21,7 @@ EVERY_STATUS = {"PASS", "FAIL", "XFAIL", "XPASS", "FLAKY", "LIVELOCK", "FAULT", 
                 "UNSUPPORTED", "ERROR"}
 GREEN = {Status.PASS, Status.XFAIL, Status.UNSUPPORTED}
 SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-case", "record-truth", "fuzz",
-               "reduce", "corpus", "mufu-rates"]
+               "fuzz-merge", "reduce", "corpus", "mufu-rates"]
 
 
 # ------------------------------------------------------------------ the status table

@@ -80,5 +80,6 @@ def misbehave(case_path, root, index, device_id, options):
 
 def pid_cell(case_path, root, index, device_id, options) -> dict:
     """A PASS cell whose message is the worker's pid (which process ran the case)."""
-    from harness.results import CaseResult, Status
-    return CaseResult(os.path.basename(case_path), device_id, Status.PASS, message=str(os.getpid())).to_json()
+    from harness.results import CaseResult, Outcome, Status
+    case = os.path.basename(case_path).removesuffix(".toml")
+    return CaseResult(case, device_id, Status.PASS, message=str(os.getpid()), outcome=Outcome.OK.value).to_json()

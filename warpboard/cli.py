@@ -81,6 +81,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--expectations", default=EXPECTATIONS if Path(EXPECTATIONS).is_file() else None,
                    help=f"per-device expected failures (XFAIL); default {EXPECTATIONS}")
     p.add_argument("--strict", action="store_true", help="exit 1 when any cell is a failure")
+    p.add_argument("--jobs", type=bounded(int, 0, 1024), default=0,
+                   help="worker processes, each column's cases dealt out among them (default: CPU count)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every cell as it finishes")
     return p
 
@@ -100,7 +102,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = engine.Options(timeout_s=args.timeout, budget=args.budget, mode=args.mode)
     progress = _progress((len(cases) + len(broken)) * (len(configs) + (0 if args.no_interp else 1)), args.verbose)
     doc = engine.run_matrix(cases, configs, interp=not args.no_interp, options=options, root=args.root,
-                            expectations=expectations, repeat=args.repeat, progress=progress, broken=broken)
+                            expectations=expectations, repeat=args.repeat, progress=progress, broken=broken,
+                            jobs=args.jobs)
     print(render.terminal(doc))
     for kind, path in outputs.items():
         if path:

@@ -172,7 +172,9 @@ def table(doc: dict) -> str:
         other = d["total"] - sum(c.get(s, 0) for s in TABLE_STATUSES)
         rows.append([device, d["total"], *[c.get(s, 0) for s in TABLE_STATUSES], other, f"{d['agreement']:.1f} %"])
     head = ["device", "cases", *[s if s != "FAIL" else "wrong words" for s in TABLE_STATUSES], "other", "agreement"]
-    lines = [f"{doc['programs']} programs (seed {doc['seed']}, shard {doc['shard'][0]}/{doc['shard'][1]}): "
+    where = (f"merged from {len(doc['merged_from'])} summaries" if "merged_from" in doc
+             else f"shard {doc['shard'][0]}/{doc['shard'][1]}")
+    lines = [f"{doc['programs']} of {doc['count']} programs (seed {doc['seed']}, {where}): "
              f"{doc['cases']} cases, {len(doc['rejected_by_model'])} rejected by the CPU model, "
              f"{len(doc['build_errors'])} build errors", tabulate(rows, headers=head) if rows else "(not run)"]
     for device, d in doc["devices"].items():
