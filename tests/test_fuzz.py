@@ -303,6 +303,7 @@ def _summary(shard, cells, seed=40, count=10):
 def test_fuzz_merge_unions_the_shards_cells():
     """Shards of different N may overlap; a cell run twice counts once, by its last run, and a
     change of status between runs is listed."""
+    from harness.fuzz.campaign import table
     from harness.fuzz.merge import merge
     a = _summary((1, 2), {"fz40": "PASS", "fz42": "PASS", "fz44": "LIVELOCK"})
     b = _summary((1, 4), {"fz40": "PASS", "fz44": "PASS"})
@@ -314,6 +315,10 @@ def test_fuzz_merge_unions_the_shards_cells():
     assert w4["agreement"] == 80.0
     assert w4["differs"] == ["fz44"]
     assert w4["failures"] == {"FAIL": [{"case": "fz41", "seed": 41, "message": "fz41 broke"}]}
+    page = table(merged, markdown=True)
+    assert "5 of 10 programs (seed 40, merged from 3 summaries)" in page
+    assert re.search(r"^\| lavapipe-w4 +\| +5 \| +4 \| +1 \|", page, re.M)
+    assert "- lavapipe-w4 FAIL (1):\n  - fz41: `fz41 broke`" in page
 
 
 def test_fuzz_merge_refuses_another_campaign_and_summaries_without_cells(tmp_path, capsys):

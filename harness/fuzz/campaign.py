@@ -163,8 +163,9 @@ def waiting_at(listing: Path, message: str) -> list[str]:
 TABLE_STATUSES = ("PASS", "FAIL", "LIVELOCK", "UNSUPPORTED", "ERROR", "FAULT", "TIMEOUT", "CRASH")
 
 
-def table(doc: dict) -> str:
-    """Per-device agreement as a text table, then the failing cases by status."""
+def table(doc: dict, markdown: bool = False) -> str:
+    """Per-device agreement as a text table (``markdown``: a GitHub table, for a CI comment or a
+    page), then the cells not run and the failing cases by status."""
     from tabulate import tabulate
     rows = []
     for device, d in doc["devices"].items():
@@ -174,19 +175,23 @@ def table(doc: dict) -> str:
     head = ["device", "cases", *[s if s != "FAIL" else "wrong words" for s in TABLE_STATUSES], "other", "agreement"]
     where = (f"merged from {len(doc['merged_from'])} summaries" if "merged_from" in doc
              else f"shard {doc['shard'][0]}/{doc['shard'][1]}")
+    item, code = ("- ", "`") if markdown else ("", "")
     lines = [f"{doc['programs']} of {doc['count']} programs (seed {doc['seed']}, {where}): "
              f"{doc['cases']} cases, {len(doc['rejected_by_model'])} rejected by the CPU model, "
-             f"{len(doc['build_errors'])} build errors", tabulate(rows, headers=head) if rows else "(not run)"]
+             f"{len(doc['build_errors'])} build errors" + ("\n" if markdown else ""),
+             tabulate(rows, headers=head, tablefmt="github" if markdown else "simple") if rows else "(not run)"]
+    if markdown:
+        lines.append("")
     for device, d in doc["devices"].items():
         if d.get("not_run"):
-            lines.append(f"{device}: {d['not_run']} of {doc['cases']} cases not run (--stop-after)")
+            lines.append(f"{item}{device}: {d['not_run']} of {doc['cases']} cases not run")
     for b in doc["rejected_by_model"] + doc["build_errors"]:
-        lines.append(f"  not a case: {b['case']}: {b['message'][:200]}")
+        lines.append(f"{item}not a case: {b['case']}: {code}{b['message'][:200]}{code}")
     for device, d in doc["devices"].items():
         for status, items in d["failures"].items():
-            lines.append(f"{device} {status} ({len(items)}):")
+            lines.append(f"{item}{device} {status} ({len(items)}):")
             for f in items:
-                lines.append(f"  {f['case']}: {f['message'][:160]}")
+                lines.append(f"  {item}{f['case']}: {code}{f['message'][:160]}{code}")
                 if f.get("waiting_at"):
-                    lines.append("      waiting at: " + "; ".join(f["waiting_at"]))
+                    lines.append(f"      waiting at: {code}" + "; ".join(f["waiting_at"]) + code)
     return "\n".join(lines)

@@ -86,6 +86,7 @@ def _seed_order(case: str):
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("summaries", nargs="+", help="summaries written by warpboard fuzz --json")
     p.add_argument("--json", help="write the merged summary as JSON")
+    p.add_argument("--markdown", help="write the table as markdown (a CI comment, a page)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,9 +100,10 @@ def run(args: argparse.Namespace) -> int:
     for device, d in merged["devices"].items():
         if d["differs"]:
             print(f"{device}: status differs between runs for {', '.join(d['differs'])}")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(merged, indent=1))
+    for path, text in ((args.json, json.dumps(merged, indent=1)), (args.markdown, table(merged, markdown=True))):
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(text + "\n")
     return 0
 
 
