@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from harness.cases import Param
+from translator.errors import UnsupportedInstruction
 
 from listing_kit import HEAD, M32, SENTINEL, load_inputs, rows_of, store_outputs
 
@@ -148,3 +151,36 @@ def test_new_case_reads_constant_data_from_the_cubin(tmp_path):
                    'extern "C" __global__ void k(unsigned *out) { out[threadIdx.x] = tab[threadIdx.x % 40]; }\n')
     case = newcase.new_case(src, "k", tmp_path / "cases" / "k.toml", buffers=[newcase.BufferArg("out", 32, 0)])
     assert case.constants == ((3, 0, (7, 8, 9)), (3, 39 * 4, (0xABCDEF,)))
+
+
+# ================================================================ shared memory, uniform index
+def test_shared_address_with_a_uniform_index_register(backend):
+    """``[R.X4+UR+imm]`` in shared memory: the lane's register scaled, the uniform register
+    added unscaled (nvcc keeps a uniform loop's row offset there: ``LDS R3, [R7.X4+UR4]``)."""
+    threads = 64
+    body = HEAD + load_inputs(1) + [
+        "UMOV UR4, 0x200", "UMOV UR5, 0x24",
+        "STS [R0.X4+UR4], R10",                 # word t + 0x80
+        "IMAD.SHL.U32 R8, R0, 0x4, RZ",
+        "STS [R8+UR5+0x1c], R0",                # byte 4t + 0x40: word t + 0x10
+        "BAR.SYNC.DEFER_BLOCKING 0x0",
+        "LOP3.LUT R9, R0, 0x3f, RZ, 0xc0, !PT",
+        "IADD3 R9, R9, 0x1, RZ", "LOP3.LUT R9, R9, 0x3f, RZ, 0xc0, !PT",
+        "LDS R20, [R9.X4+UR4]",                 # the next thread's input
+        "LDS R21, [R8+UR5+0x1c]",               # its own index back
+        "LDS.U16 R22, [R9.X4+UR4+0x2]",         # the next thread's input, high half
+    ] + store_outputs(3)
+    rng = random.Random(21)
+    words = [rng.getrandbits(32) for _ in range(threads)]
+    run = backend.run(body, [words, [SENTINEL] * (threads * 3)], threads=threads, shared=0x300, name="sts_ur")
+    assert run.outcome == "ok", run.detail
+    want = [[words[(t + 1) % 64], t, words[(t + 1) % 64] >> 16] for t in range(threads)]
+    assert_rows(backend, rows_of(run.buffers[1], 3), want)
+
+
+def test_global_address_with_an_index_register_stays_unsupported(interp):
+    """Only shared memory takes the index form here; a global one says so by name."""
+    body = HEAD + ["UMOV UR4, 0x8", "IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][0x160]", "LDG.E R4, [R2.64+UR4]", "EXIT"]
+    with pytest.raises(UnsupportedInstruction, match=r"ldg_ur.sass:5: unsupported LDG.E: address with an index "
+                                                     r"register \[R2.64\+UR4\]"):
+        interp.run(body, [[0] * 32, [0] * 32], name="ldg_ur")

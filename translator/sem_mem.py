@@ -22,10 +22,13 @@ def width(i) -> tuple[int, bool]:
 
 
 def address(x: Ctx, i, o, space: str):
-    """The address an operand like ``[R2.64+0x10]`` or ``[R7.X4+0x200]`` names."""
+    """The address an operand like ``[R2.64+0x10]``, ``[R7.X4+0x200]`` or, in shared memory,
+    ``[R7.X4+UR4+0x200]`` names: a uniform index register is added unscaled (nvcc keeps a
+    uniform loop's offset there, ``LDS R3, [R7.X4+UR4]``)."""
     if o.kind != "mem":
         raise unsupported(i, f"expected an address, got {o.text}")
-    if o.index is not None and not regs.is_zero(o.index):
+    index = o.index if o.index is not None and not regs.is_zero(o.index) else None
+    if index is not None and (space != "shared" or index.kind != "ureg" or o.base is None):
         raise unsupported(i, f"address with an index register {o.text}")
     base = o.base
     pair = space == "global" and (base is None or "64" in o.suffix or "E" in i.mods)
@@ -39,6 +42,8 @@ def address(x: Ctx, i, o, space: str):
     if "X4" in o.suffix or "X8" in o.suffix or "X16" in o.suffix:
         scale = {"X4": 2, "X8": 3, "X16": 4}[next(s for s in o.suffix if s.startswith("X"))]
         value = x.shl(value, x.k32(scale))
+    if index is not None:
+        value = x.add(value, x.read(index))
     value = x.add(value, x.k32(o.offset & 0xFFFFFFFF))
     return x.zext(value) if space == "global" else value
 
