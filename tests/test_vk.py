@@ -182,6 +182,7 @@ def test_dispatch_timeout_makes_device_unusable(vulkan_infos, tmp_path, triple):
         reply = worker.call("worker_targets:run_spirv", 0, spin, [bytes(4), bytes(4)],
                             (65535, 1, 1), 0.3, timeout_s=30)
         assert reply.kind == "error" and reply.error.startswith("VkTimeout"), reply
+        assert "the pipeline's first dispatch, which includes the shader's compile" in reply.error
         after = worker.call("worker_targets:run_spirv", 0, triple, [bytes(4)] * 2,
                             (1, 1, 1), 1.0, timeout_s=30)
         assert after.kind == "error" and "unusable" in after.error

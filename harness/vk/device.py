@@ -20,6 +20,7 @@ class _Pipeline:
     set_layout: object
     layout: object
     pipeline: object
+    dispatched: bool = False    # a dispatch of it has finished (a driver may compile at the first)
 
 
 class Device:
@@ -270,17 +271,24 @@ class Device:
         self._check_dispatch(buffers, groups)
         self.last_timings = {"pipeline_s": 0.0, "upload_s": 0.0,
                              "dispatch_s": 0.0, "readback_s": 0.0}   # and gpu_s where the queue has timestamps
+        pipe = None
         with ExitStack() as scratch:  # undoes this call's objects
             try:
                 pipe = self._pipeline(bytes(spirv), len(buffers), entry)
-                return self._run(scratch, pipe, buffers, groups, timeout_s)
+                out = self._run(scratch, pipe, buffers, groups, timeout_s)
+                pipe.dispatched = True
+                return out
             except VkTimeout as exc:
                 # The GPU may still use this call's objects and destroying in-use
                 # objects is undefined: leak them (pop_all); the worker process ends.
                 scratch.pop_all()
                 self._unusable, self._leak = f"timed out after {timeout_s}s", True
+                first = ("" if pipe is None or pipe.dispatched else
+                         f"; it was the pipeline's first dispatch, which includes the shader's compile "
+                         f"on drivers that compile then (lavapipe; {len(spirv) // 4} words of SPIR-V): "
+                         f"a longer --timeout tells a slow compile from a hang")
                 raise VkTimeout(f"dispatch of {tuple(groups)} groups did not finish within "
-                                f"{timeout_s}s ({exc}); the device is now unusable",
+                                f"{timeout_s}s ({exc}); the device is now unusable{first}",
                                 function=exc.function, result=exc.result) from exc
             except VkDeviceLost:
                 self._unusable = "device lost"
