@@ -79,7 +79,7 @@ def _plain(entry: dict) -> dict:
 
 
 def _seed_order(case: str):
-    digits = case.lstrip("fz")
+    digits = case.removeprefix("fz")
     return (0, int(digits)) if digits.isdigit() else (1, case)
 
 
