@@ -27,7 +27,8 @@ instruction is run in passes (:meth:`SharedExchange.run_passes`):
 Each pass runs the semantics from the start, reading registers that no pass has changed
 (an instruction writes no register before its exchanges: checked), so no SSA value crosses
 a segment; a wait asks for its scan before it reads anything else, so a pass repeats no
-memory access. Where the device's subgroups are warps, collectives use subgroup operations
+memory access (except ``WARPSYNC.EXCLUSIVE``: its lowest-group exchanges come after it has
+read ``wsync`` and ``released``, which its later passes read again). Where the device's subgroups are warps, collectives use subgroup operations
 inline; only the waits' scans come here.
 """
 from __future__ import annotations
