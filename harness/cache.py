@@ -1,5 +1,6 @@
-"""Content-addressed caches that outlive a run: translated SPIR-V, and (through
-:mod:`harness.vk`) the Vulkan pipeline cache of each device.
+"""Content-addressed caches that outlive a run: translated SPIR-V, (through
+:mod:`harness.vk`) the Vulkan pipeline cache of each device, and a Mesa shader cache per
+device configuration (:func:`driver_cache_env`).
 
 The SPIR-V key covers everything translation reads: the kernel's listing text, the block
 shape, shared memory size, mode, and the translator's own source, so editing the translator
@@ -23,6 +24,36 @@ SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
 def cache_dir() -> Path | None:
     setting = os.environ.get("WARPBOARD_CACHE", ".warpboard-cache")
     return None if setting.lower() in ("off", "0", "") else Path(setting)
+
+
+def driver_cache_env(config_env: dict[str, str]) -> dict[str, str]:
+    """What a worker of one device configuration (``config_env``: the variables set before
+    its driver loads) adds to its environment so that it never runs code compiled for another.
+
+    Mesa's on-disk shader cache keys compiled code by the shader, the driver build and the
+    CPU's features, not by ``LP_NATIVE_VECTOR_WIDTH``. With one cache for every width,
+    lavapipe at the second width loads the code compiled at the first, unless the shader
+    reads something lavapipe lowers per width before the cache (``SubgroupSize``, subgroup
+    operations). Measured on Mesa 22.3.6: a generated kernel took 1.9 s at w4 on an empty
+    cache, then 0.2 s at w16 and at w8, with no new cache entry; and a shader whose result
+    shows the vector width it ran at gave w4's result on the w8 and w16 devices
+    (tests/test_driver_cache.py).
+    So each configuration gets a folder of its own, ``<base>/<env>``, where the base is
+    ``$MESA_SHADER_CACHE_DIR`` when the caller set it and ``<warpboard cache>/mesa`` otherwise;
+    with neither (``WARPBOARD_CACHE=off``) Mesa's cache is off. A configuration that sets
+    ``MESA_SHADER_CACHE_*`` itself, or a caller that turned Mesa's cache off, gets nothing added.
+    """
+    if any(var.startswith("MESA_SHADER_CACHE") for var in config_env):
+        return {}
+    if os.environ.get("MESA_SHADER_CACHE_DISABLE", "").lower() in ("1", "true", "yes"):
+        return {}
+    root = cache_dir()
+    base = os.environ.get("MESA_SHADER_CACHE_DIR") or (root / "mesa" if root else None)
+    if base is None:
+        return {"MESA_SHADER_CACHE_DISABLE": "true"}
+    tag = ",".join(f"{key}={value}" for key, value in sorted(config_env.items())) or "default"
+    folder = "".join(c if c.isalnum() or c in "=,._-" else "_" for c in tag)
+    return {"MESA_SHADER_CACHE_DIR": str((Path(base) / folder).absolute())}
 
 
 @lru_cache(maxsize=1)

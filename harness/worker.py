@@ -168,7 +168,8 @@ class Worker:
         if self._proc is not None:  # died while idle: release its pipes
             _close_pipes(self._proc)
         self._proc = None
-        env = {**os.environ, **self.env, "WARPBOARD_WORKER": self.name}
+        from .cache import driver_cache_env
+        env = {**os.environ, **self.env, **driver_cache_env(self.env), "WARPBOARD_WORKER": self.name}
         with open(self._stderr_path, "ab") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-c", "import harness.worker as w; w._child_main()"],
