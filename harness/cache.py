@@ -38,7 +38,7 @@ def driver_cache_env(config_env: dict[str, str]) -> dict[str, str]:
     cache, then 0.2 s at w16 and at w8, with no new cache entry; and a shader whose result
     shows the vector width it ran at gave w4's result on the w8 and w16 devices
     (tests/test_driver_cache.py).
-    So each configuration gets a folder of its own, ``<base>/<env>``, where the base is
+    So each configuration gets a folder of its own, ``<base>/<env>`` (made here), where the base is
     ``$MESA_SHADER_CACHE_DIR`` when the caller set it and ``<warpboard cache>/mesa`` otherwise;
     with neither (``WARPBOARD_CACHE=off``) Mesa's cache is off. A configuration that sets
     ``MESA_SHADER_CACHE_*`` itself, or a caller that turned Mesa's cache off, gets nothing added.
@@ -52,8 +52,12 @@ def driver_cache_env(config_env: dict[str, str]) -> dict[str, str]:
     if base is None:
         return {"MESA_SHADER_CACHE_DISABLE": "true"}
     tag = ",".join(f"{key}={value}" for key, value in sorted(config_env.items())) or "default"
-    folder = "".join(c if c.isalnum() or c in "=,._-" else "_" for c in tag)
-    return {"MESA_SHADER_CACHE_DIR": str((Path(base) / folder).absolute())}
+    folder = (Path(base) / "".join(c if c.isalnum() or c in "=,._-" else "_" for c in tag)).absolute()
+    try:                          # Mesa makes no missing parent: without the folder it caches nothing
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:               # no cache, still its own: nothing to load from another width
+        pass
+    return {"MESA_SHADER_CACHE_DIR": str(folder)}
 
 
 @lru_cache(maxsize=1)
