@@ -1,5 +1,5 @@
 """Convergence regions that nvcc leaves in ways the plain rules did not cover: a conditional
-``BREAK Pp, Bx``, and threads waiting at two barriers where only the one at the higher pc
+``BREAK Pp, Bx`` (and ``EXIT Pp``), and threads waiting at two barriers where only the one at the higher pc
 can pass. Each listing deadlocked (LIVELOCK) or gave other words before its rule; both back
 ends must give the words below."""
 from pathlib import Path
@@ -15,6 +15,7 @@ LANES = 32
 CASES = Path(__file__).resolve().parents[1] / "cases"
 # one library case per rule, reduced from random programs or written from the CUDA they break
 LIBRARY = ["random/bsync_two_waiters", "random/break_with_predicate", "random/break_to_syncthreads",
+           "random/exit_with_predicate",
            "random/reduce_two_masks"]
 
 
@@ -54,6 +55,26 @@ def test_a_break_with_a_predicate_leaves_the_region_only_where_the_predicate_hol
         ".L_store:",
     ])
     assert words == [0xFFFF00FF] * 8 + [0x1234] * 8 + [0xFFFF00FF] * 16
+
+
+def test_an_exit_with_a_predicate_ends_only_the_threads_where_it_holds(backend):
+    """``@!P0 EXIT P1`` (ptxas folds ``if (c) { ...; if (d) return; }`` into one EXIT) ends
+    lanes 17, 19, ..., 31 (not P0, and P1); a plain ``EXIT P2`` ends lane 2 and lets every
+    other lane go on. Taking either for a plain EXIT ended every lane it guards (a random
+    program's 26 lanes per warp lost their last store)."""
+    words = _run(backend, [
+        "ISETP.GE.U32.AND P0, PT, R0, 0x10, PT",
+        "LOP3.LUT R5, R0, 0x1, RZ, 0xc0, !PT",
+        "ISETP.NE.U32.AND P1, PT, R5, RZ, PT",
+        "ISETP.EQ.U32.AND P2, PT, R0, 0x2, PT",
+        "@P0 EXIT P1",
+        "EXIT P2",
+        "IMAD.MOV.U32 R20, RZ, RZ, 0xb",
+        "VOTE.ANY R21, PT, PT",
+    ], words=2)
+    survivors = 0x5555FFFB
+    assert words == [w for lane in range(LANES)
+                     for w in (([0xB, survivors]) if survivors >> lane & 1 else [0, 0])]
 
 
 def test_waiters_at_two_barriers_take_turns_to_try(backend):

@@ -330,7 +330,7 @@ class SpirvCtx:
             self.end(fault)
         self.jump(lo, ok)
 
-    def exit(self): self.end(self.en)
+    def exit(self, cond=None): self.end(self.en if cond is None else self.band(self.en, cond))
 
     def end(self, cond):
         """Threads where ``cond`` holds end here (EXIT, or a fault)."""

@@ -367,8 +367,8 @@ class ThreadCtx:
                         f"its branch targets " + ", ".join(f"{p:#x}" for p in targets))
         self.t.new_pc = address
 
-    def exit(self):
-        if self.en and not self.gather:
+    def exit(self, cond=None):
+        if self.en and not self.gather and (cond is None or cond):
             self.t.exited = True
 
     def bssy(self, barrier):

@@ -167,8 +167,8 @@ def _successors(block: Block, returns: list[int]) -> list[int]:
     last = block.insts[-1]
     guarded = [last.next_pc] if last.guard is not None else []
     flow = last.spec.flow
-    if flow == "exit":
-        return guarded
+    if flow == "exit":                           # EXIT Pp, like a guard, lets some threads on
+        return [last.next_pc] if last.conditional else []
     if flow == "return":
         return returns + guarded
     if flow in ("jump", "call"):

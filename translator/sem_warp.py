@@ -158,7 +158,10 @@ def ret(x: Ctx, i):
 
 
 def exit_(x: Ctx, i):
-    x.exit()
+    """``EXIT`` ends the thread; ``EXIT Pp`` only where Pp is true (ptxas folds a second
+    condition in: ``@!P0 EXIT P1`` ends the threads where P0 is false and P1 true)."""
+    preds = [o for o in i.ops if o.kind in PRED_KINDS]
+    x.exit(x.readp(preds[0]) if preds else None)
 
 
 def yield_(x: Ctx, i):
