@@ -357,6 +357,27 @@ def test_ddiv_sequence_of_nvcc_is_correctly_rounded(backend):
     assert not bad, f"{backend.name}: {len(bad)}:\n" + "\n".join(bad[:10])
 
 
+
+@pytest.mark.parametrize("divisor", [9.0, 3.0, 10.0, -7.0, 1.5])
+def test_ddiv_by_a_constant_reads_the_immediate_as_a_binary64(backend, divisor):
+    """nvcc's ``x / 9.0``: ``MUFU.RCP64H R17, 9`` and ``DFMA R12, R10, -9, R4``. nvdisasm
+    prints both immediates as the binary64 value whose high word the instruction holds
+    (0x40220000 for 9), so MUFU.RCP64H must take that high word, not 9.0f's bits. With the
+    wrong word the refinement still lands near x/9 but not on it (floor(9 / 9.0) gave 0)."""
+    hi = w64(divisor) >> 32
+    k = f"{divisor:g}"
+    seq = [f"MUFU.RCP64H R17, {k}", "MOV R16, 0x1", "MOV R14, RZ", f"MOV R15, {hi:#x}",
+           "DFMA R10, R16, -R14, 1", "DFMA R10, R10, R10, R10", "DFMA R10, R16, R10, R16",
+           "DFMA R16, R10, -R14, 1", "DFMA R16, R10, R16, R10", "DMUL R10, R4, R16",
+           f"DFMA R14, R10, {-divisor:g}, R4", "DFMA {d}, R16, R14, R10"]
+    rng = random.Random(int(divisor * 8))
+    vecs = [w64(float(n)) for n in range(0, 40)] + [w64(rng.uniform(-1, 1) * 2.0 ** rng.randrange(-20, 40))
+                                                    for _ in range(88)]
+    got = run_pairs(backend, [(" ;; ".join(seq), None)], [_split((v,)) for v in vecs], "ddivk")
+    bad = [f"{f64(a)!r} / {divisor}: got {f64(lo | hi << 32)!r}" for a, [(lo, hi)] in zip(vecs, got)
+           if lo | hi << 32 != w64(f64(a) / divisor)]
+    assert not bad, f"{backend.name}: {len(bad)}:\n" + "\n".join(bad[:10])
+
 # ---------------------------------------------------------------- packed halves
 def f16_of(w: int) -> float:
     return float(np.array([w], dtype=np.uint16).view(np.float16)[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,20 @@ def test_generated_programs_cover_the_features():
                     "syncwarp", "syncthreads-count", "exchange-block", "exchange-warp", "atomic",
                     "div32", "div16", "div64"):
         assert feature in seen, feature
+
+
+def test_the_float_knob_writes_every_float_statement_and_changes_no_other_program():
+    floats = knobs.load(knobs.DEFAULT_FILE.with_name("floats.toml"))
+    seen = set().union(*(generate(s, floats).features for s in range(60)))
+    kinds = ("arith", "fma", "div", "sqrt", "round", "to-int", "compare", "from-int", "double", "shfl")
+    assert {f"float-{k}" for k in kinds} <= seen
+    # float = 0 (the default) draws nothing: the programs of every campaign so far stay the same
+    plain = knobs.load()
+    assert plain.weight("float") == 0
+    for s in range(40):
+        p = generate(s, plain)
+        assert "float f0" not in p.source and not any(f.startswith("float") for f in p.features)
+        assert p.source == generate(s, plain).source
 
 
 def test_knobs_turn_features_off(tmp_path):
@@ -116,6 +131,26 @@ def test_generated_programs_pass_the_model(tmp_path):
 
 
 @needs_gxx
+def test_float_programs_pass_the_model(tmp_path):
+    floats = knobs.load(knobs.DEFAULT_FILE.with_name("floats.toml"))
+    programs = [generate(s, floats) for s in range(7000, 7006)]
+    results = _model(tmp_path, programs)
+    assert [r.error for r in results] == [""] * len(programs)
+
+
+@needs_gxx
+def test_model_moves_a_floats_bits_through_a_shuffle(tmp_path):
+    body = """
+    unsigned lane = threadIdx.x & 31u;
+    const float f = -1.5f * (float)lane;
+    out[lane] = __float_as_uint(__shfl_xor_sync(0xffffffffu, f, 1u));
+    """
+    (result,) = _model(tmp_path, [_program("fshfl", body)])
+    assert result.accepted, result.error
+    assert result.words == [struct.unpack("<I", struct.pack("<f", -1.5 * (lane ^ 1)))[0] for lane in range(32)]
+
+
+@needs_gxx
 def test_model_computes_collectives(tmp_path):
     body = """
     unsigned t = threadIdx.x, lane = t & 31u;
@@ -157,6 +192,9 @@ ILL_DEFINED = {
     "syncthreads_in_divergent_code": (
         "if (lane & 1u) __syncthreads(); else out[lane] = 1u;",
         r"rule break: .*__syncthreads"),
+    "float_to_int_out_of_range": (
+        "out[lane] = (unsigned)(int)(3.0e9f + (float)lane);",
+        r"outside the range of representable values|float-cast-overflow"),
     "shfl_source_outside_mask_used": (
         "if (lane < 8u) out[lane] = __shfl_sync(0xffu, lane, lane + 8u);",
         r"depends on an undefined shuffle value"),

@@ -424,4 +424,12 @@ def mufu(x: Ctx, i):
     found = [MUFU_FUNCTIONS[m] for m in i.mods if m in MUFU_FUNCTIONS]
     if len(found) != 1:
         raise unsupported(i, "needs one function")
-    x.write(i.ops[0], x.mufu(fread(x, i.ops[1]), found[0]))     # a high word's sign is bit 31 too
+    a = i.ops[1]
+    if found[0] in ("rcp64h", "rsq64h") and a.kind in ("fimm", "imm"):
+        # ``MUFU.RCP64H R3, 9``: the listing prints the binary64 whose high word is encoded
+        # (a hexadecimal immediate is that word itself)
+        hexadecimal = a.text.strip().lstrip("+-").lower().startswith("0x")
+        arg = x.k32(a.value & 0xFFFFFFFF if hexadecimal else _imm_bits(a, "f64") >> 32)
+    else:
+        arg = fread(x, a)       # a register's high word: its sign is bit 31 too
+    x.write(i.ops[0], x.mufu(arg, found[0]))

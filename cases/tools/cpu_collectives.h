@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #define __shared__ static
@@ -269,9 +270,17 @@ static void wb_thread_exit() {
 #define __all_sync(m, p) ((int)wb_warp_op(WB_ALL, __LINE__, (m), (p) != 0))
 #define __uni_sync(m, p) ((int)wb_warp_op(WB_UNI, __LINE__, (m), (p) != 0))
 
+// a value's word(s) as a collective carries them (a float's bits, not its value), and back
 template <class T> static unsigned long long wb_bits(T v) {
-    if constexpr (sizeof(T) == 8) return (unsigned long long)v;
+    if constexpr (std::is_same_v<T, float>) return std::bit_cast<unsigned>(v);
+    else if constexpr (std::is_same_v<T, double>) return std::bit_cast<unsigned long long>(v);
+    else if constexpr (sizeof(T) == 8) return (unsigned long long)v;
     else return (unsigned long long)(unsigned)v;
+}
+template <class T> static T wb_value(unsigned long long w) {
+    if constexpr (std::is_same_v<T, float>) return std::bit_cast<float>((unsigned)w);
+    else if constexpr (std::is_same_v<T, double>) return std::bit_cast<double>(w);
+    else return (T)w;
 }
 
 template <class T>
@@ -280,7 +289,7 @@ static T wb_shfl(int kind, int line, unsigned mask, T v, int b, int width = 32) 
         wb_fail("line %d: %s with width %d (not a power of two up to 32)", line,
                 wb_kind_name[kind], width);
     unsigned long long arg = (unsigned)b | (unsigned long long)(unsigned)width << 32;
-    return (T)wb_warp_op(kind, line, mask, wb_bits(v), arg);
+    return wb_value<T>(wb_warp_op(kind, line, mask, wb_bits(v), arg));
 }
 #define __shfl_sync(m, ...) wb_shfl(WB_SHFL_IDX, __LINE__, (m), __VA_ARGS__)
 #define __shfl_up_sync(m, ...) wb_shfl(WB_SHFL_UP, __LINE__, (m), __VA_ARGS__)

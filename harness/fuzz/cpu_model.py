@@ -4,10 +4,10 @@ The model is ``cases/tools/cpu_collectives.h`` (one OS thread per CUDA thread of
 blocks one after another, warp collectives meeting by mask, block barriers as real
 barriers; see that header). This module writes one C++ host program for a batch of
 kernels (``main.cpp``: the batch's ``.cu`` included, one launch function per kernel),
-compiles it once with ``g++ -O1`` (UBSan on: signed overflow, bad shifts and division by
-zero abort the run), and runs the binary once per kernel, twice: with two different
-poison values for a shuffle's out-of-mask source. A program is accepted when both runs end
-normally with the same words; otherwise the reason is kept (``rule break: ...``, a
+compiles it once with ``g++ -O1`` (UBSan on: signed overflow, bad shifts, division by zero
+and float-to-int conversions out of range abort the run), and runs the binary once per
+kernel, twice: with two different poison values for a shuffle's out-of-mask source. A
+program is accepted when both runs end normally with the same words; otherwise the reason is kept (``rule break: ...``, a
 sanitizer report, a leaked poison value): every rejection is a generator bug.
 """
 from __future__ import annotations
@@ -23,8 +23,10 @@ from .generate import Program
 
 TOOLS = Path(__file__).resolve().parents[2] / "cases" / "tools"
 POISONS = ("deadbeefdeadbeef", "0123456789abcdef")
-CXXFLAGS = ["-std=c++20", "-O1", "-pthread", "-fsanitize=undefined", "-fno-sanitize-recover=all",
-            "-Wno-unused-variable", "-Wno-unused-but-set-variable"]
+# UBSan, plus the float checks it leaves out: a float-to-int conversion out of range and a
+# division by zero are rule breaks of a generated program (the GPU saturates; C++ is undefined)
+CXXFLAGS = ["-std=c++20", "-O1", "-pthread", "-fsanitize=undefined,float-cast-overflow,float-divide-by-zero",
+            "-fno-sanitize-recover=all", "-Wno-unused-variable", "-Wno-unused-but-set-variable"]
 
 
 class ModelBuildError(RuntimeError):

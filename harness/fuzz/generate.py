@@ -6,7 +6,8 @@ partial warps included, 1..3 blocks) and its buffers. The same seed and knobs gi
 text. The kernel mixes nested if/else and switch on lane bits and on data, loops with
 per-lane trip counts, break / continue / early return, votes, shuffles, match, reduce,
 ``__syncwarp``, block barriers, shared-memory exchanges, atomics and integer arithmetic
-(statements in :mod:`leaves`), and each thread writes a trace of its values to its own
+(statements in :mod:`leaves`), with the knob ``float`` binary32/64 arithmetic on exact
+values too (:mod:`float_leaves`), and each thread writes a trace of its values to its own
 words of ``out`` (6 per thread, then 8 atomic counters).
 
 How it stays defined (the CUDA rules; the CPU model in :mod:`cpu_model` checks them):
@@ -37,10 +38,12 @@ import random
 import re
 from dataclasses import dataclass, field, replace
 
-from . import leaves
+from . import float_leaves, leaves
 from .knobs import Knobs
 
 WORDS_PER_THREAD = 6
+# every straight-line statement kind and the function that writes it
+LEAVES = {**leaves.LEAVES, "float": float_leaves.emit_float}
 CONTROL = ("if_lane", "if_data", "switch_lane", "switch_data", "loop_lane", "loop_uniform")
 
 PRELUDE = r"""#ifndef WB_FUZZ_PRELUDE
@@ -215,7 +218,7 @@ class Generator:
             return bool(self.exit_kinds(ctx, mask))
         if kind in leaves.BLOCK_UNIFORM:
             return ctx.uniform and not self.returned
-        return kind in leaves.LEAVES
+        return kind in LEAVES
 
     def exit_kinds(self, ctx: Ctx, mask: Mask) -> list[str]:
         """The exits that may end this block (never at the top of what they exit)."""
@@ -231,8 +234,8 @@ class Generator:
 
     def statement(self, kind: str, ctx: Ctx, mask: Mask) -> list[Exit]:
         self.features.add(kind.replace("_", "-"))
-        if kind in leaves.LEAVES:
-            leaves.LEAVES[kind](self, ctx, self.split(kind, mask.text))
+        if kind in LEAVES:
+            LEAVES[kind](self, ctx, self.split(kind, mask.text))
             return []
         return getattr(self, kind)(ctx, mask)
 
@@ -410,6 +413,8 @@ class Generator:
                 "unsigned a3 = lane + 0x1000u * blockIdx.x;",
                 "unsigned long long w0 = ((unsigned long long)a1 << 32) | a0;"):
             self.emit(1, line)
+        if self.knobs.weight("float"):
+            self.emit(1, float_leaves.DECLARATION)
         lo, hi = self.knobs.top_statements
         top = Ctx(depth=1, exits=frozenset({"return"}))
         self.block(top, Mask("m0", 1), self.rng.randint(lo, hi))

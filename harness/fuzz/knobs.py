@@ -35,7 +35,7 @@ DEFAULT_FILE = Path(__file__).with_name("default.toml")
 STATEMENT_KINDS = (
     "assign", "trace", "if_lane", "if_data", "switch_lane", "switch_data", "loop_lane",
     "loop_uniform", "exit", "vote", "shfl", "match", "reduce", "syncwarp", "block_barrier",
-    "exchange_block", "exchange_warp", "atomic",
+    "exchange_block", "exchange_warp", "atomic", "float",
 )
 # weights of the division flavours inside expressions (0 leaves one out)
 EXPRESSION_KINDS = ("div32", "div16", "div64")

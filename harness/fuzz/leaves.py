@@ -158,8 +158,10 @@ def emit_trace(g, ctx, mask: str) -> None:
 
 
 def final_trace(g, depth: int) -> None:
-    """The thread's last words: its variables (before it returns, or at the end)."""
-    g.emit(depth, "o[0] = a0; o[1] = a1; o[2] = a2; o[3] = a3 ^ (unsigned)w0 ^ (unsigned)(w0 >> 32);")
+    """The thread's last words: its variables (before it returns, or at the end); with the
+    knob ``float``, its float variables too (as integers: they hold nothing else)."""
+    floats = " ^ ((unsigned)(int)f0 << 12) ^ (unsigned)(int)f1" if g.knobs.weight("float") else ""
+    g.emit(depth, f"o[0] = a0; o[1] = a1; o[2] = a2{floats}; o[3] = a3 ^ (unsigned)w0 ^ (unsigned)(w0 >> 32);")
 
 
 def emit_atomic(g, ctx, mask: str) -> None:
