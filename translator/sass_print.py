@@ -20,7 +20,7 @@ from .sass import BRANCH_TARGETS, Operand, RawInstruction, annotation_kind
 FLOAT_IMMEDIATE_OPS = frozenset({
     "FADD", "FADD32I", "FMUL", "FMUL32I", "FFMA", "FFMA32I", "FMNMX", "FSETP", "FSET", "FSEL",
     "FCMP", "FSWZADD", "HADD2", "HADD2_32I", "HMUL2", "HMUL2_32I", "HFMA2", "HFMA2_32I",
-    "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "DMNMX",
+    "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "DMNMX", "MUFU",
 })
 # opcodes whose target comes after a register without a comma
 SPACED_TARGET_OPS = frozenset({"RET", "CALL", "BRX", "JMX"})

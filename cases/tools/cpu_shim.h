@@ -6,10 +6,10 @@
 // left undefined here, so a kernel that uses them fails to compile instead of producing
 // plausible-looking wrong numbers. Used by run_on_cpu.sh (see cases/README.md).
 #pragma once
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #define __global__
 #define __device__
@@ -61,10 +61,16 @@ static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
 
 // ---- CUDA's integer min/max overloads (same-type arguments, as in device code)
 // ---- bit casts between floating-point values and their words
-static inline unsigned __float_as_uint(float x) { return std::bit_cast<unsigned>(x); }
-static inline float __uint_as_float(unsigned x) { return std::bit_cast<float>(x); }
-static inline long long __double_as_longlong(double x) { return std::bit_cast<long long>(x); }
-static inline double __longlong_as_double(long long x) { return std::bit_cast<double>(x); }
+template <class To, class From> static inline To wb_bit_cast(From x) {
+    static_assert(sizeof(To) == sizeof(From));
+    To y;
+    std::memcpy(&y, &x, sizeof y);
+    return y;
+}
+static inline unsigned __float_as_uint(float x) { return wb_bit_cast<unsigned>(x); }
+static inline float __uint_as_float(unsigned x) { return wb_bit_cast<float>(x); }
+static inline long long __double_as_longlong(double x) { return wb_bit_cast<long long>(x); }
+static inline double __longlong_as_double(long long x) { return wb_bit_cast<double>(x); }
 
 #define WB_MINMAX(T)                                              \
     static inline T min(T a, T b) { return a < b ? a : b; }     \
