@@ -272,14 +272,14 @@ static void wb_thread_exit() {
 
 // a value's word(s) as a collective carries them (a float's bits, not its value), and back
 template <class T> static unsigned long long wb_bits(T v) {
-    if constexpr (std::is_same_v<T, float>) return std::bit_cast<unsigned>(v);
-    else if constexpr (std::is_same_v<T, double>) return std::bit_cast<unsigned long long>(v);
+    if constexpr (std::is_same_v<T, float>) return wb_bit_cast<unsigned>(v);
+    else if constexpr (std::is_same_v<T, double>) return wb_bit_cast<unsigned long long>(v);
     else if constexpr (sizeof(T) == 8) return (unsigned long long)v;
     else return (unsigned long long)(unsigned)v;
 }
 template <class T> static T wb_value(unsigned long long w) {
-    if constexpr (std::is_same_v<T, float>) return std::bit_cast<float>((unsigned)w);
-    else if constexpr (std::is_same_v<T, double>) return std::bit_cast<double>(w);
+    if constexpr (std::is_same_v<T, float>) return wb_bit_cast<float>((unsigned)w);
+    else if constexpr (std::is_same_v<T, double>) return wb_bit_cast<double>(w);
     else return (T)w;
 }
 

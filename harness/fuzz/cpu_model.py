@@ -7,8 +7,9 @@ kernels (``main.cpp``: the batch's ``.cu`` included, one launch function per ker
 compiles it once with ``g++ -O1`` (UBSan on: signed overflow, bad shifts, division by zero
 and float-to-int conversions out of range abort the run), and runs the binary once per
 kernel, twice: with two different poison values for a shuffle's out-of-mask source. A
-program is accepted when both runs end normally with the same words; otherwise the reason is kept (``rule break: ...``, a
-sanitizer report, a leaked poison value): every rejection is a generator bug.
+program is accepted when both runs end normally with the same words; otherwise the reason
+is kept (``rule break: ...``, a sanitizer report, a leaked poison value): every rejection
+is a generator bug.
 """
 from __future__ import annotations
 
