@@ -11,7 +11,7 @@ import pytest
 
 from harness import newcase
 from harness.fuzz import cli, cpu_model, knobs
-from harness.fuzz.build import batch_source
+from harness.fuzz.build import batch_source, build_batch
 from harness.fuzz.campaign import Plan
 from harness.fuzz.generate import PRELUDE, Program, generate
 
@@ -64,6 +64,14 @@ def test_the_float_knob_writes_every_float_statement_and_changes_no_other_progra
         p = generate(s, plain)
         assert "float f0" not in p.source and not any(f.startswith("float") for f in p.features)
         assert p.source == generate(s, plain).source
+
+
+def test_a_hoisted_mask_never_takes_the_prologues_name():
+    # seed 1003688 (small.toml) hoists a mask as the first fresh name, which was m0 again:
+    # nvcc refused the redeclaration and the whole batch of 20 programs with it
+    source = generate(1003688, knobs.load(knobs.DEFAULT_FILE.parent / "small.toml")).source
+    declared = re.findall(r"const unsigned (m\d+) =", source)
+    assert declared[0] == "m0" and len(declared) > 1 and len(set(declared)) == len(declared)
 
 
 def test_knobs_turn_features_off(tmp_path):
@@ -223,6 +231,16 @@ def test_model_rejects_ill_defined_programs(ill_defined_results, name):
     assert re.search(ILL_DEFINED[name][1], result.error), result.error
 
 
+@needs_gxx
+def test_model_refuses_a_mask_that_reads_itself(tmp_path):
+    # a local that shadows the mask its own initializer means to read (what a generator slip
+    # once wrote: the hoisted mask named m0 like the prologue's) reads an uninitialized value
+    body = ("    const unsigned lane = threadIdx.x & 31u, m0 = 0xffffffffu;\n"
+            "    if (in[lane] & 1u) { const unsigned m0 = (m0 & 0x55555555u); out[lane] = __ballot_sync(m0, 1); }")
+    [result] = _model(tmp_path, [_program("self_read", body)])
+    assert not result.accepted and result.build_failed and "uninitialized" in result.error
+
+
 # ---------------------------------------------------------------- a campaign
 
 @pytest.mark.skipif(not newcase.cuda_tools_present() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
@@ -243,6 +261,17 @@ def test_small_campaign_end_to_end(tmp_path, capsys):
     assert "interp" in capsys.readouterr().out
     # the same campaign again, from what was built
     assert cli.run_argv(["--seed", "5", "--count", "8", "--out", str(out), "--reuse", "--no-interp"]) == 0
+
+
+@pytest.mark.skipif(not newcase.cuda_tools_present() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
+@pytest.mark.xdist_group("fuzz-campaign")
+def test_a_program_the_compilers_refuse_costs_only_its_own_case(tmp_path):
+    good = generate(5, knobs.load())
+    bad = _program("fzbad", "    unsigned x = 1u;\n    unsigned x = 2u;\n    out[0] = x;")
+    built = build_batch([good, bad], tmp_path, "batch0000", jobs=2)
+    assert [(b.program.name, b.status) for b in built] == [("fz5", "case"), ("fzbad", "build-error")]
+    assert "batch0000-fzbad.cu" in built[1].message and "already been declared" in built[1].message
+    assert (tmp_path / "fz5.toml").is_file() and 'source = "batch0000-fz5.cu"' in (tmp_path / "fz5.toml").read_text()
 
 
 class _FakeGpu:

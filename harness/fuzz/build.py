@@ -67,7 +67,10 @@ def case_text(p: Program, words: list[int], batch: str, nvcc_version: str, const
 
 
 def build_batch(programs: list[Program], out_dir: Path, batch: str, jobs: int = 0) -> list[Built]:
-    """Write, model and compile one batch; a case file for every program the model accepts."""
+    """Write, model and compile one batch; a case file for every program the model accepts.
+
+    A batch that nvcc or g++ cannot compile is built again one program at a time (batches
+    ``<batch>-<name>``), so that a program the compilers refuse costs only its own case."""
     out_dir.mkdir(parents=True, exist_ok=True)
     cu = out_dir / f"{batch}.cu"
     cu.write_text(batch_source(programs))
@@ -76,8 +79,14 @@ def build_batch(programs: list[Program], out_dir: Path, batch: str, jobs: int = 
         results = cpu_model.model_batch(programs, cu, Path(tmp), jobs)
         try:
             listing, version, image = nvcc.result()
+            nvcc_error = ""
         except NewCaseError as e:
-            return [Built(p, "build-error", f"{cu}: {e}") for p in programs]
+            nvcc_error = f"{cu}: {e}"
+    if len(programs) > 1 and (nvcc_error or any(r.build_failed for r in results)):
+        cu.unlink()
+        return [b for p in programs for b in build_batch([p], out_dir, f"{batch}-{p.name}", jobs)]
+    if nvcc_error:
+        return [Built(p, "build-error", nvcc_error) for p in programs]
     kernels = set(listing_kernels(listing))
     built = []
     for p, r in zip(programs, results):

@@ -25,9 +25,12 @@ from .generate import Program
 TOOLS = Path(__file__).resolve().parents[2] / "cases" / "tools"
 POISONS = ("deadbeefdeadbeef", "0123456789abcdef")
 # UBSan, plus the float checks it leaves out: a float-to-int conversion out of range and a
-# division by zero are rule breaks of a generated program (the GPU saturates; C++ is undefined)
+# division by zero are rule breaks of a generated program (the GPU saturates; C++ is undefined).
+# A read of an uninitialized variable (e.g. a local that shadows the one its initializer means
+# to read) fails the build.
 CXXFLAGS = ["-std=c++20", "-O1", "-pthread", "-fsanitize=undefined,float-cast-overflow,float-divide-by-zero",
-            "-fno-sanitize-recover=all", "-Wno-unused-variable", "-Wno-unused-but-set-variable"]
+            "-fno-sanitize-recover=all", "-Wno-unused-variable", "-Wno-unused-but-set-variable",
+            "-Werror=uninitialized", "-Werror=maybe-uninitialized"]
 
 
 class ModelBuildError(RuntimeError):
@@ -40,6 +43,7 @@ class ModelResult:
     name: str
     words: list[int] | None
     error: str = ""
+    build_failed: bool = False    # g++ refused the batch's host program (error has its output)
 
     @property
     def accepted(self) -> bool:
@@ -130,5 +134,5 @@ def model_batch(programs: list[Program], cu_path: Path, work: Path, jobs: int = 
     try:
         exe = compile_model(programs, cu_path, work)
     except ModelBuildError as e:
-        return [ModelResult(p.name, None, str(e)) for p in programs]
+        return [ModelResult(p.name, None, str(e), build_failed=True) for p in programs]
     return run_model(exe, programs, jobs)

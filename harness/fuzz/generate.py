@@ -131,6 +131,10 @@ class Site:
     within: tuple[int, ...]
 
 
+# the names the kernel's first lines declare (see Generator.kernel)
+PROLOGUE_NAMES = frozenset({"sh", "t", "lane", "n", "gid", "left", "m0", "o", "cnt", "a0", "a1", "a2", "a3", "w0"})
+
+
 class Generator:
     """Writes one kernel; see the module docstring for the rules."""
 
@@ -147,7 +151,9 @@ class Generator:
         self.returned = False             # an early return was generated (no block barriers after)
 
     def fresh(self, prefix: str) -> str:
-        return f"{prefix}{next(self.counter)}"
+        """A new local name; never one the kernel's prologue declares (``m0``)."""
+        name = f"{prefix}{next(self.counter)}"
+        return self.fresh(prefix) if name in PROLOGUE_NAMES else name
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
