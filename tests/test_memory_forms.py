@@ -136,6 +136,29 @@ def test_subword_parameter_loads(backend):
     assert_rows(backend, rows_of(run.buffers[0], 9), [want] * 32)
 
 
+def test_subword_table_loads_at_a_register_index(backend):
+    """LDC.U8/.S8/.U16/.S16 of a __constant__ table at a per-thread index (``c[0x3][R8]``): the
+    byte or halfword at that address, whatever its place in the word; 0 past the bank's end."""
+    table = [0x8001FF7F, 0x12345678, 0xFEDCBA98, 0x00C0FFEE]        # bytes 0..15 of bank 3
+    body = HEAD + [
+        "LOP3.LUT R8, R0, 0xf, RZ, 0xc0, !PT", "LDC.U8 R20, c[0x3][R8]", "LDC.S8 R21, c[0x3][R8]",
+        "LOP3.LUT R9, R0, 0x7, RZ, 0xc0, !PT", "IMAD.SHL.U32 R9, R9, 0x2, RZ",
+        "LDC.U16 R22, c[0x3][R9]", "LDC.S16 R23, c[0x3][R9]", "LDC.U8 R24, c[0x3][R8+0x1]",
+        "MOV R10, 0xffe", "LDC.U16 R25, c[0x3][R10+0x4]",          # past the bank's end: 0
+    ] + store_outputs(6)
+    run = backend.run(body, [[0], [SENTINEL] * 6 * 32], threads=32, name="subword_table",
+                      constants=((3, 0, tuple(table)),))
+    assert run.outcome == "ok", run.detail
+    data = b"".join(w.to_bytes(4, "little") for w in table) + bytes(16)
+
+    def expect(t):
+        b, h = t % 16, 2 * (t % 8)
+        half = int.from_bytes(data[h:h + 2], "little")
+        return [data[b], data[b] - 256 & M32 if data[b] > 127 else data[b], half,
+                half - 65536 & M32 if half > 32767 else half, data[b + 1], 0]
+    assert_rows(backend, rows_of(run.buffers[1], 6), [expect(t) for t in range(32)])
+
+
 # ================================================================ constants from the cubin
 def test_new_case_reads_constant_data_from_the_cubin(tmp_path):
     """new-case puts a kernel's __constant__ data (bank 3) into [[constants]] tables, leaving

@@ -79,18 +79,22 @@ class SpirvCtx:
 
     def _cbank(self, o, word):
         """Word ``word`` of a constant-bank operand; an indexed read outside its bank gives 0."""
-        if not 0 <= o.value < abi.NUM_BANKS:
-            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {o.value} in '{self.inst.text}' "
-                                         f"(banks 0-{abi.NUM_BANKS - 1} exist)", self.inst.opcode)
-        start = abi.CBANK + abi.bank_start(o.value) // 4
         off = self.k32(o.offset + 4 * word)
         for base in (o.base, o.uniform_base):
             if base is not None:
                 off = self.add(off, self.read(base))
+        return self.cbank_word(o.value, off)
+
+    def cbank_word(self, bank: int, off):
+        """The aligned word of constant bank ``bank`` that holds byte ``off``; 0 outside the bank."""
+        if not 0 <= bank < abi.NUM_BANKS:
+            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {bank} in '{self.inst.text}' "
+                                         f"(banks 0-{abi.NUM_BANKS - 1} exist)", self.inst.opcode)
+        start = abi.CBANK + abi.bank_start(bank) // 4
         if self._value(off) is not None:
-            inside = self._value(off) + 4 <= abi.bank_bytes(o.value)
+            inside = self._value(off) + 4 <= abi.bank_bytes(bank)
             return self.e.ctrl_load(self.k32(start + self._value(off) // 4)) if inside else self.k32(0)
-        inside = self.cmp("le", off, self.k32(abi.bank_bytes(o.value) - 4), False)
+        inside = self.cmp("le", off, self.k32(abi.bank_bytes(bank) - 4), False)
         value = self.e.ctrl_load(self.add(self.k32(start), self.shr(self.sel(inside, off, self.k32(0)), self.k32(2))))
         return self.sel(inside, value, self.k32(0))
 

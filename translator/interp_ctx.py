@@ -185,6 +185,17 @@ class ThreadCtx:
             return o.value & M64
         return self.read(o)
 
+    def cbank_word(self, bank: int, off: int) -> int:
+        """The aligned word of constant bank ``bank`` that holds byte ``off``; 0 outside the bank."""
+        if not 0 <= bank < abi.NUM_BANKS:
+            raise UnsupportedInstruction(f"{self.inst.where}: constant bank {bank} in '{self.inst.text}' "
+                                         f"(banks 0-{abi.NUM_BANKS - 1} exist)", self.inst.opcode)
+        off &= ~3
+        if off + 4 > abi.bank_bytes(bank):
+            return 0
+        start = abi.bank_start(bank) + off
+        return int.from_bytes(self.m.cbank[start:start + 4], "little")
+
     def _cbank(self, o, n: int) -> int:
         """``n`` bytes of a constant bank; 0 outside the bank (as the emitter reads them)."""
         if not 0 <= o.value < abi.NUM_BANKS:

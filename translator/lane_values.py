@@ -204,6 +204,12 @@ class LaneValuesCtx:
             return atom("c", o.value, o.offset)     # one atom for both widths: equal modulo 2^32
         return self.read(o)
 
+    def cbank_word(self, bank: int, off):
+        """The aligned word holding byte ``off``: an atom where ``off`` is a known constant."""
+        if isinstance(off, Lin) and off.is_const:
+            return atom("c", bank, off.const & ~3 & 0xFFFFFFFF)
+        return TOP
+
     def _cbank(self, o):
         if o.base is not None or o.uniform_base is not None:
             return TOP

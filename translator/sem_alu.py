@@ -447,11 +447,15 @@ def ldc(x: Ctx, i):
         x.write(d, x.read(src))
     else:
         bits, signed = sub
-        indexed = any(b is not None and not regs.is_zero(b) for b in (src.base, src.uniform_base))
-        if indexed or src.kind != "cbank" or (src.offset & 3) * 8 + bits > 32:
-            raise unsupported(i, "a byte or halfword of a constant bank at a register index or across words")
-        word = x.read(replace(src, offset=src.offset & ~3))
-        v = x.shl(word, x.k32(32 - bits - (src.offset & 3) * 8))
+        if src.kind != "cbank":
+            raise unsupported(i, f"a byte or halfword of {src.text}")
+        off = x.k32(src.offset)                     # the byte's address: an indexed table read
+        for base in (src.base, src.uniform_base):   # (``c[0x3][R7]``) knows it only at run time
+            if base is not None and not regs.is_zero(base):
+                off = x.add(off, x.read(base))
+        # the halfword of an aligned table never crosses a word: shift its top to bit 31, then down
+        high = x.sub(x.k32(32 - bits), x.shl(x.and_(off, x.k32(3)), x.k32(3)))
+        v = x.shl(x.cbank_word(src.value, off), high)
         x.write(d, x.sar(v, x.k32(32 - bits)) if signed else x.shr(v, x.k32(32 - bits)))
 
 

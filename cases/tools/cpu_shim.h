@@ -14,6 +14,7 @@
 #define __global__
 #define __device__
 #define __host__
+#define __constant__ const   // a __constant__ table: read-only data
 #define __forceinline__ inline
 #define __restrict__ __restrict
 
