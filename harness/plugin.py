@@ -4,7 +4,8 @@ Each case file becomes one item per device configuration (and one for the CPU re
 interpreter), named ``cases/vote/x.toml::lavapipe-w8``. Items of a device carry the
 ``xdist_group`` mark of that device, so ``-n auto --dist loadgroup`` keeps a device's items
 in one worker process, which keeps that device open. Statuses map to pytest outcomes:
-PASS passes, XFAIL xfails, UNSUPPORTED skips with the opcode, everything else fails with
+PASS passes, XFAIL xfails, UNSUPPORTED skips with the opcode, PENDING (no expected words yet)
+skips, everything else fails with
 the engine's message (``thread 17 (warp 0 lane 17) out[17]: expected 0x5, got 0x7``).
 """
 from __future__ import annotations
@@ -98,6 +99,8 @@ class CaseItem(pytest.Item):
             pytest.xfail(result.message)
         if status is Status.UNSUPPORTED:
             pytest.skip(f"UNSUPPORTED: {result.message}")
+        if status is Status.PENDING:
+            pytest.skip(f"PENDING: {result.message}")
         raise CaseFailure(status, result.message)
 
     def repr_failure(self, excinfo):

@@ -34,6 +34,7 @@ class Status(str, enum.Enum):
     PASS = "PASS", False, "#2e7d32", "matches the expected buffers"
     XFAIL = "XFAIL", False, "#7cb342", "fails, as the expectations file says"
     UNSUPPORTED = "UNSUPPORTED", False, "#9e9e9e", "instruction or feature missing"
+    PENDING = "PENDING", False, "#90a4ae", "ran to the end; no expected words yet (record-truth)"
     XPASS = "XPASS", True, "#f9a825", "passes, though expected to fail"
     FLAKY = "FLAKY", True, "#ef6c00", "differed between repeats"
     FAIL = "FAIL", True, "#c62828", "buffers differ"
@@ -68,6 +69,7 @@ class Outcome(str, enum.Enum):
     BAD_PC = "bad-pc", Status.ERROR, abi.BAD_PC       # a jump to a pc that starts no block
     NOT_WARPS = "subgroups-not-warps", Status.ERROR, abi.NOT_WARPS  # warp-wide subgroups missing
     UNSUPPORTED = "unsupported", Status.UNSUPPORTED, None  # an opcode or feature is missing
+    UNCHECKED = "unchecked", Status.PENDING, None     # ran to the end, but the case has no expected words
     TIMEOUT = "timeout", Status.TIMEOUT, None         # the fence or the watchdog ran out
     CRASH = "crash", Status.CRASH, None               # the worker process died
     ERROR = "error", Status.ERROR, None               # anything else (translator error, exception)

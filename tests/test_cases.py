@@ -293,6 +293,16 @@ def test_pending_case_loads(make_case):
     assert all(b.expected is None for b in case.buffers)
 
 
+def test_a_pending_case_runs_as_pending_never_as_pass(make_case):
+    # nothing to compare the words with: the cell says so instead of passing
+    from harness.engine import run_case
+    from harness.results import Status
+    (make_case.root / "tiny.cu").write_text("// kernel\n")
+    pending = run_case(load_case(_write(make_case, PENDING)), "interp")
+    assert pending.status is Status.PENDING and "record-truth" in pending.message
+    assert run_case(load_case(_write(make_case, GOOD)), "interp").status is not Status.PENDING
+
+
 def test_pending_case_needs_a_source(make_case):
     msg = _error(make_case, PENDING.replace('source = "tiny.cu"\n', ""))
     assert msg == (f'{make_case.root}/tiny.toml:8: provenance.expected: "pending" needs a CUDA '

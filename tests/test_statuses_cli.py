@@ -18,8 +18,8 @@ from warpboard import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 EVERY_STATUS = {"PASS", "FAIL", "XFAIL", "XPASS", "FLAKY", "LIVELOCK", "FAULT", "TIMEOUT", "CRASH",
-                "UNSUPPORTED", "ERROR"}
-GREEN = {Status.PASS, Status.XFAIL, Status.UNSUPPORTED}
+                "UNSUPPORTED", "ERROR", "PENDING"}
+GREEN = {Status.PASS, Status.XFAIL, Status.UNSUPPORTED, Status.PENDING}
 SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-case", "record-truth", "fuzz",
                "fuzz-merge", "reduce", "corpus", "mufu-rates"]
 
