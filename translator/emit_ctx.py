@@ -91,6 +91,7 @@ class SpirvCtx:
             raise UnsupportedInstruction(f"{self.inst.where}: constant bank {bank} in '{self.inst.text}' "
                                          f"(banks 0-{abi.NUM_BANKS - 1} exist)", self.inst.opcode)
         start = abi.CBANK + abi.bank_start(bank) // 4
+        off = self.and_(off, self.k32(0xFFFFFFFC))
         if self._value(off) is not None:
             inside = self._value(off) + 4 <= abi.bank_bytes(bank)
             return self.e.ctrl_load(self.k32(start + self._value(off) // 4)) if inside else self.k32(0)
