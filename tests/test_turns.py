@@ -50,7 +50,9 @@ def test_a_kernel_that_never_ends_is_livelock_naming_pcs_and_threads(vulkan_devi
 
 def test_both_back_ends_take_the_same_turns(vulkan_device):
     """The emitter and the interpreter implement one schedule: every turns-mode case of the
-    library takes exactly as many turns on both (and passes on both)."""
+    library takes exactly as many turns on both (and passes on both). A case tagged
+    ``inter-block`` spins on another block's progress, so how many turns it takes depends on
+    when the device runs each block: it must pass, but its turns are its own."""
     from harness.cases import discover_cases
     checked = 0
     for case in discover_cases(CASES):
@@ -59,6 +61,8 @@ def test_both_back_ends_take_the_same_turns(vulkan_device):
             continue
         gpu = run_case(case, "vulkan", vulkan_device)
         assert gpu.status is Status.PASS, f"{case.id}: {gpu.message}"
+        if "inter-block" in case.tags:
+            continue
         assert gpu.turns == cpu.turns, f"{case.id}: {gpu.turns} turns on Vulkan, {cpu.turns} in the interpreter"
         checked += 1
     assert checked >= 60
