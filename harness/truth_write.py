@@ -1,8 +1,10 @@
 """Writing recorded words into a case file, every other line kept as it was.
 
 ``warpboard record-truth`` sets each recorded buffer's ``expected``, the provenance
-(``expected = "chip"``, ``recorded_on``; ``derivation`` dropped) and, where the kernel printed,
-the ``[printf] expected`` lines. TOML libraries that write files drop comments and layout, so
+(``expected = "chip"``, ``recorded_on``) and, where the kernel printed, the ``[printf] expected``
+lines. A ``derivation`` stays where the chip left exactly the derived words (two oracles
+agreeing, and the derivation's Python is still re-run by the tests) and is dropped where it
+left others (the message names the first word that differs). TOML libraries that write files drop comments and layout, so
 :class:`_Editor` edits lines instead: it finds each table and the line span of each ``key =
 value`` entry (multi-line strings and arrays understood) and replaces or inserts entries.
 :func:`rewrite_case_text` checks its own work by parsing the text before and after; :func:`apply`
@@ -182,17 +184,20 @@ def toml_lines(lines: list[str]) -> str:
 
 
 def rewrite_case_text(text: str, recorded_on: str, expected: dict[int, list[int]],
-                      printf: list[str] | None = None) -> str:
+                      printf: list[str] | None = None, keep_derivation: bool = False) -> str:
     """The case file ``text`` with provenance ``expected = "chip"`` and ``recorded_on``
-    (``derivation`` dropped), ``expected`` of the buffers given (index -> words) and, where
-    ``printf`` is given, ``[printf] expected`` lines; every other line as it was. Checked by
-    parsing both texts."""
+    (``derivation`` dropped unless ``keep_derivation``), ``expected`` of the buffers given
+    (index -> words) and, where ``printf`` is given, ``[printf] expected`` lines; every other
+    line as it was. Checked by parsing both texts."""
     before = tomllib.loads(text)
     ed = _Editor(text)
     ed.set("provenance", 0, "expected", '"chip"')
     ed.set("provenance", 0, "recorded_on", toml_string(recorded_on), after=("expected",))
-    ed.delete("provenance", 0, "derivation")
+    if not keep_derivation:
+        ed.delete("provenance", 0, "derivation")
     for index, words in sorted(expected.items()):
+        if before["buffers"][index].get("expected") == list(words):
+            continue            # the same words: their lines (hex, comments) stay as written
         ed.set("buffers", index, "expected", toml_words("expected", words)[len("expected = "):],
                after=("init",))
     if printf is not None:
@@ -204,7 +209,8 @@ def rewrite_case_text(text: str, recorded_on: str, expected: dict[int, list[int]
     want = json.loads(json.dumps(before))
     want["provenance"]["expected"] = "chip"
     want["provenance"]["recorded_on"] = recorded_on
-    want["provenance"].pop("derivation", None)
+    if not keep_derivation:
+        want["provenance"].pop("derivation", None)
     for index, words in expected.items():
         want["buffers"][index]["expected"] = list(words)
     if printf is not None:
@@ -238,7 +244,8 @@ def apply(case: Case, final: list[list[int]], recorded_on: str, all_buffers: boo
         raise TruthError("the kernel changed no buffer: nothing to record "
                          "(give the output buffers an init the kernel overwrites, or --all-buffers)")
     text = case.path.read_text(encoding="utf-8")
-    new = rewrite_case_text(text, recorded_on, chosen, printf)
+    differs = derivation_differs(case, chosen, printf)
+    new = rewrite_case_text(text, recorded_on, chosen, printf, keep_derivation=differs is None)
     if write:
         case.path.write_text(new, encoding="utf-8")
         try:
@@ -248,4 +255,31 @@ def apply(case: Case, final: list[list[int]], recorded_on: str, all_buffers: boo
             raise TruthError(f"the rewritten case does not load ({e}); left as it was") from None
     names = ", ".join(case.buffers[i].name for i in sorted(chosen))
     lines = "" if printf is None else f" and {len(printf)} printf line{'s' * (len(printf) != 1)}"
-    return f"expected words for {names}{lines}" + ("" if write else " (not written: --no-write)")
+    if "derivation" not in case.provenance:
+        verdict = ""
+    elif differs is None:
+        verdict = "; the chip left the derived words: derivation kept"
+    else:
+        verdict = f"; the chip differs from the derivation ({differs}): derivation dropped"
+    return f"expected words for {names}{lines}{verdict}" + ("" if write else " (not written: --no-write)")
+
+
+def derivation_differs(case: Case, chosen: dict[int, list[int]], printf: list[str] | None) -> str | None:
+    """None where the case has a derivation and the recording matches its words (every buffer
+    with derived words recorded, word for word; printed lines as a set); else where they part."""
+    if "derivation" not in case.provenance:
+        return "no derivation"
+    for i, b in enumerate(case.buffers):
+        if b.expected is None:
+            continue
+        got = chosen.get(i)
+        if got is None:
+            return f"{b.name}: not recorded"
+        for w, (want, have) in enumerate(zip(b.expected, got)):
+            if want != have:
+                return f"{b.name}[{w}]: derived {want:#x}, chip {have:#x}"
+        if len(got) != len(b.expected):
+            return f"{b.name}: {len(b.expected)} words derived, {len(got)} recorded"
+    if printf is not None and case.printf_expected is not None and sorted(printf) != sorted(case.printf_expected):
+        return "printed lines"
+    return None

@@ -190,9 +190,26 @@ def test_derived_cases_are_refused_unless_forced(lib):
     assert runner.runs == 0 and path.read_text() == DERIVED
     [o] = truth.record([load_case(path, lib)], runner, force=True)
     assert o.status == "recorded"
+    assert "the chip differs from the derivation (out[0]: derived 0x9, chip 0x1): derivation dropped" in o.message
     case = load_case(path, lib)
     assert case.provenance["expected"] == "chip" and "derivation" not in case.provenance
     assert case.buffer("out").expected == (1, 4, 7, 10)
+
+
+def test_a_derivation_the_chip_confirms_is_kept(lib):
+    path = lib / "cat" / "der.toml"
+    path.write_text(DERIVED.replace("expected = [9, 9, 9, 9]", "expected = [1, 4, 7, 10]"))
+    [o] = truth.record([load_case(path, lib)], FakeRunner(), force=True)
+    assert o.status == "recorded" and "derivation kept" in o.message
+    case = load_case(path, lib)
+    assert case.provenance["expected"] == "chip" and case.provenance["derivation"] == "by hand"
+    assert case.provenance["recorded_on"].startswith("Fake GPU")
+    assert "expected = [1, 4, 7, 10]\n" in path.read_text()     # the same words, their line kept
+    # one word off: dropped, and the message says where
+    path.write_text(DERIVED.replace("expected = [9, 9, 9, 9]", "expected = [1, 4, 7, 11]"))
+    [o] = truth.record([load_case(path, lib)], FakeRunner(), force=True)
+    assert "(out[3]: derived 0xb, chip 0xa): derivation dropped" in o.message
+    assert "derivation" not in load_case(path, lib).provenance
 
 
 def test_runs_that_disagree_are_not_recorded(lib):
