@@ -106,15 +106,28 @@ def warps_are_subgroups(info) -> bool:
             and {"vote", "ballot", "shuffle", "arithmetic"} <= set(info.subgroup_operations))
 
 
+def heap_offsets(buffers: list[bytes]) -> list[int]:
+    """Each buffer's byte offset in the heap: packed in order, each on an 8-byte boundary (a
+    64-bit atomic runs on a ``uint64_t`` view of the heap), so a gap of one word may follow."""
+    offsets, at = [], 0
+    for data in buffers:
+        offsets.append(at)
+        at += (len(data) + 7) // 8 * 8
+    return offsets
+
+
+def heap_bytes(buffers: list[bytes]) -> bytes:
+    """The heap: the buffers at :func:`heap_offsets`, gaps zero."""
+    return b"".join(data + bytes(-len(data) % 8) for data in buffers) or bytes(8)
+
+
 def control_words(prep: Prepared) -> bytes:
     """The ctrl buffer: status, counters, buffer table, budget and the constant banks."""
     ctrl = [0] * abi.CTRL_WORDS
     ctrl[abi.BUDGET] = prep.budget
-    offset = 0
-    for k, data in enumerate(prep.buffers):
-        ctrl[abi.TABLE + 2 * k] = offset
+    for k, (data, offset) in enumerate(zip(prep.buffers, heap_offsets(prep.buffers))):
+        ctrl[abi.TABLE + 2 * k] = offset // 4
         ctrl[abi.TABLE + 2 * k + 1] = len(data)
-        offset += len(data) // 4
     ctrl[abi.CBANK:] = struct.unpack(f"<{len(prep.cbank) // 4}I", prep.cbank)
     return struct.pack(f"<{abi.CTRL_WORDS}I", *ctrl)
 
@@ -123,7 +136,7 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) 
     """Dispatch on an open :class:`harness.vk.Device` and split the heap back into buffers."""
     if len(prep.buffers) > abi.MAX_BUFFERS:
         raise ValueError(f"{len(prep.buffers)} buffers; the ABI has room for {abi.MAX_BUFFERS}")
-    heap = b"".join(prep.buffers) or bytes(4)
+    heap = heap_bytes(prep.buffers)
     bound = [control_words(prep), heap]
     if prep.program.calls_external:
         words = vprintf.buffer_words()
@@ -133,10 +146,8 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) 
                                                  timeout_s=timeout_s)
     elapsed = time.perf_counter() - start
     words = struct.unpack(f"<{abi.CTRL_WORDS}I", ctrl_out[:abi.CTRL_WORDS * 4])
-    out, offset = [], 0
-    for data in prep.buffers:
-        out.append(bytes(heap_out[offset:offset + len(data)]))
-        offset += len(data)
+    out = [bytes(heap_out[offset:offset + len(data)])
+           for data, offset in zip(prep.buffers, heap_offsets(prep.buffers))]
     run = RawRun(out, mode=shader.mode, timings={"run_s": elapsed, **getattr(device, "last_timings", {})})
     if printf_out:
         run.printf = vprintf.decode(bytes(printf_out[0]))

@@ -207,3 +207,70 @@ def test_global_address_with_an_index_register_stays_unsupported(interp):
     with pytest.raises(UnsupportedInstruction, match=r"ldg_ur.sass:5: unsupported LDG.E: address with an index "
                                                      r"register \[R2.64\+UR4\]"):
         interp.run(body, [[0] * 32, [0] * 32], name="ldg_ur")
+
+
+# ================================================================ 64-bit atomics
+def test_global_64_bit_atomics(backend):
+    """RED/ATOMG .64 and .S64 on pairs of a shared accumulator buffer (parameter 2): add with a
+    carry out of the low word, unsigned and signed min and max (values that differ in the sign
+    of the high word, or only in the low word), and/or/xor, a returning add and a CAS that only
+    thread 5's compare pair matches. Expected words computed here, in Python."""
+    threads = 40
+    rng = random.Random(64)
+    vals = [rng.getrandbits(64) for _ in range(threads)]
+    vals[3] = 0xFFFFFFFF                      # carries into the high word
+    vals[7] = 0x8000000000000001              # negative as .S64, large as .64
+    vals[8] = vals[9] & ~0xFFFFFFFF | 0x1     # the same high word as thread 9, a smaller low word
+    M64 = (1 << 64) - 1
+    body = HEAD + load_inputs(2) + [
+        "MOV R4, c[0x0][0x170]", "MOV R5, c[0x0][0x174]",
+        "RED.E.ADD.64.STRONG.GPU [R4.64], R10",
+        "RED.E.MIN.64.STRONG.GPU [R4.64+0x8], R10",
+        "RED.E.MAX.64.STRONG.GPU [R4.64+0x10], R10",
+        "RED.E.MIN.S64.STRONG.GPU [R4.64+0x18], R10",
+        "RED.E.MAX.S64.STRONG.GPU [R4.64+0x20], R10",
+        "RED.E.XOR.64.STRONG.GPU [R4.64+0x28], R10",
+        "RED.E.OR.64.STRONG.GPU [R4.64+0x30], R10",
+        "RED.E.AND.64.STRONG.GPU [R4.64+0x38], R10",
+        "IMAD.MOV.U32 R12, RZ, RZ, 0x1", "IMAD.MOV.U32 R13, RZ, RZ, 0x0",
+        "ATOMG.E.ADD.64.STRONG.GPU PT, R20, [R4.64+0x40], R12",     # a ticket, 0..39 once each
+        "IMAD.MOV.U32 R14, RZ, RZ, 0x5", "IMAD.MOV.U32 R15, RZ, RZ, 0x0",
+        "IMAD.MOV.U32 R16, RZ, RZ, R0", "IMAD.MOV.U32 R17, RZ, RZ, 0x77",
+        "ATOMG.E.CAS.64.STRONG.GPU PT, R22, [R4.64+0x48], R16, R14",
+    ] + store_outputs(4)
+    acc0 = [0, M64, 0, (1 << 63) - 1, 1 << 63, 0, 0, M64, 0, 0x77 << 32 | 5]
+    acc = [w for v in acc0 for w in (v & M32, v >> 32)]
+    run = backend.run(body, [[w for v in vals for w in (v & M32, v >> 32)], [SENTINEL] * (threads * 4), acc],
+                      threads=threads, name="atomics64")
+    assert run.outcome.value == "ok", run.detail
+    signed = [v - (1 << 64) if v >> 63 else v for v in vals]
+    xor = 0
+    for v in vals:
+        xor ^= v
+    orv, andv = 0, M64
+    for v in vals:
+        orv, andv = orv | v, andv & v
+    # the CAS compares (tid, 0x77) with the memory's (5, 0x77): only thread 5 matches, and it
+    # stores (5, 0); the others see (5, 0x77) or (5, 0), as they come before or after it
+    want = [sum(vals) & M64, min(vals), max(vals), min(signed) & M64, max(signed) & M64, xor, orv, andv,
+            threads, 5]
+    got = [run.buffers[2][2 * k] | run.buffers[2][2 * k + 1] << 32 for k in range(10)]
+    assert got == want, f"{backend.name}: " + ", ".join(f"acc[{k}] {w:#x} != {g:#x}" for k, (w, g) in enumerate(zip(want, got)) if w != g)
+    rows = rows_of(run.buffers[1], 4)
+    assert sorted(r[0] | r[1] << 32 for r in rows) == list(range(threads))          # tickets
+    seen = [r[2] | r[3] << 32 for r in rows]
+    assert seen[5] == 0x77 << 32 | 5 and set(seen) <= {0x77 << 32 | 5, 5}, [hex(v) for v in seen]
+
+
+def test_shared_64_bit_atomics_are_unsupported_on_devices(backend):
+    """Shared memory is 32-bit words in the shader: a 64-bit atomic there is refused with where
+    and why, and the interpreter runs it."""
+    body = HEAD + ["IMAD.MOV.U32 R4, RZ, RZ, 0x1", "IMAD.MOV.U32 R5, RZ, RZ, 0x0",
+                   "ATOMS.EXCH.64 RZ, [0x8], R4", "BAR.SYNC.DEFER_BLOCKING 0x0",
+                   "LDS.64 R20, [0x8]"] + store_outputs(2)
+    if backend.name == "interp":
+        run = backend.run(body, [[0], [SENTINEL] * 64], name="atoms64")
+        assert rows_of(run.buffers[1], 2) == [[1, 0]] * 32
+    else:
+        with pytest.raises(UnsupportedInstruction, match=r"atoms64\.sass:\d+: a 64-bit atomic on shared memory"):
+            backend.run(body, [[0], [SENTINEL] * 64], name="atoms64")

@@ -81,7 +81,7 @@ class Emitter:
                                        if self.subgroup_vote and self.mode == "turns" else []) + \
             (["GroupNonUniformVote", "GroupNonUniformShuffle"] if self.warp_subgroups else [])
         for cap in caps:
-            m.emit("capability", "Capability", spirv.CAPABILITY[cap])
+            m.capability(cap)
         m.emit("model", "MemoryModel", AddressingModel.Logical, MemoryModel.GLSL450)
         u32, bool_ = m.u32(), m.bool()
         self.ctrl = m.storage_buffer(0, "ctrl")

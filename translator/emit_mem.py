@@ -6,8 +6,17 @@ every buffer (or outside shared memory, or the thread's local window) records FA
 pc, thread and address, and ends the thread; it never touches memory. Local memory is an
 array in each invocation's Function storage, zeroed at the start, covering the
 ``program.local_bytes`` below ``abi.STACK_TOP``.
+
+64-bit atomics on global memory (``atomicAdd`` on ``double`` or ``unsigned long long``, 64-bit
+CAS, min, max, ...) are a compare-and-swap loop on a ``uint64_t`` view of the heap (each buffer
+starts on an 8-byte boundary; the device needs ``shaderBufferInt64Atomics``); they must be
+8-byte aligned (a FAULT otherwise, as on the chip). Shared memory is an array of 32-bit words,
+which SPIR-V cannot view as 64-bit without VK_KHR_workgroup_memory_explicit_layout: 64-bit
+atomics there are refused (UNSUPPORTED; the interpreter runs them).
 """
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from . import abi
 from .errors import UnsupportedInstruction
@@ -28,6 +37,7 @@ class MemoryEmitter:
         if e.program.uses_shared:
             arr = self.m.array(u32, self.shared_words)
             self.smem = self.m.global_var(self.m.pointer("Workgroup", arr), "Workgroup", "shared_mem")
+        self.heap64 = None          # the uint64_t view of the heap, made on first use
         self.wg_u32 = self.m.pointer("Workgroup", u32)
         self.local_bytes = e.program.local_bytes
         self.lmem = None
@@ -163,25 +173,63 @@ class MemoryEmitter:
         return f.load(u32, tmp)
 
     def atomic_update(self, x, space, addr, nbytes, update):
-        """A word's read-modify-write as a compare-and-swap loop (the float adds); the old word.
-        Pairs (64-bit float adds, ATOMS.CAST.SPIN.64) would need 64-bit atomics on a heap and a
-        shared memory of 32-bit words: refused."""
-        if nbytes != 4:
-            raise UnsupportedInstruction(f"{x.inst.where}: a 64-bit atomic read-modify-write in "
-                                         f"'{x.inst.text}' (the shader's memory is 32-bit words; the "
-                                         "interpreter runs it)", x.inst.opcode)
+        """A word's read-modify-write as a compare-and-swap loop (the float adds, the 64-bit
+        atomics); the old words."""
+        if nbytes == 8:
+            return self._atomic_update_pair(x, space, addr, update)
         f, u32 = self.f, self.m.u32()
         ok, index, _, lo, hi = self._where(x, space, addr, 4)
         cond = self._guarded(x, ok, lo, hi)
         scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
         tmp = f.local(u32)
-        with f.if_(cond):
+        with f.if_(cond), self._inner_values():
             f.store(tmp, self._cas_loop(x, self._ptr(space, index), scope, lambda old: update(x, [old])[0]))
         return [f.load(u32, tmp)]
 
-    def _cas_loop(self, x, ptr, scope, new_of):
-        """``*ptr = new_of(*ptr)`` as a compare-and-swap loop; the old value."""
-        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
+    def _atomic_update_pair(self, x, space, addr, update):
+        """``update`` of an 8-byte aligned pair of words in one atomic step; the old pair."""
+        if space != "global":
+            raise UnsupportedInstruction(f"{x.inst.where}: a 64-bit atomic on {space} memory in '{x.inst.text}' "
+                                         f"(the shader's {space} memory is 32-bit words; the interpreter runs it)",
+                                         x.inst.opcode)
+        f, m, u32 = self.f, self.m, self.m.u32()
+        ok, index, _, lo, hi = self._where(x, space, addr, 8)
+        aligned = x.cmp("eq", x.and_(lo, x.k32(7)), x.k32(0), False)
+        cond = self._guarded(x, x.band(ok, aligned), lo, hi)
+        tmps = [f.local(u32), f.local(u32)]
+        with f.if_(cond), self._inner_values():
+            old = self._cas_loop(x, self._heap64_ptr(x, index), x.k32(Scope.Device),
+                                 lambda old: x.join(*update(x, [x.lo(old), x.hi(old)])), m.u64())
+            for tmp, w in zip(tmps, [x.lo(old), x.hi(old)]):
+                f.store(tmp, w)
+        return [f.load(u32, t) for t in tmps]
+
+    @contextmanager
+    def _inner_values(self):
+        """Forget, on leaving, the words and pairs (``Emitter.halves``, ``joined``) first worked
+        out inside a loop or branch: their ids do not dominate the code after it."""
+        e = self.e
+        halves = {k: list(v) for k, v in e.halves.items()}
+        joined = dict(e.joined)
+        try:
+            yield
+        finally:
+            e.halves, e.joined = halves, joined
+
+    def _heap64_ptr(self, x, index):
+        """A pointer into the ``uint64_t`` view of the heap at the (even) word ``index``."""
+        m = self.m
+        if self.heap64 is None:
+            m.capability("Int64Atomics")
+            self.heap64 = m.storage_buffer(1, "heap64", m.u64())
+        return self.f.op("AccessChain", m.pointer("StorageBuffer", m.u64()), self.heap64, self.e.k(0),
+                         x.shr(index, x.k32(1)))
+
+    def _cas_loop(self, x, ptr, scope, new_of, t=None):
+        """``*ptr = new_of(*ptr)`` as a compare-and-swap loop (on 32-bit words, or on ``t``);
+        the old value."""
+        f, m, bool_ = self.f, self.m, self.m.bool()
+        u32 = t if t is not None else m.u32()
         seen = f.local(u32)
         done = f.local(bool_, None, m.const_bool(False))
         f.store(done, m.const_bool(False))

@@ -306,6 +306,8 @@ class ThreadCtx:
     def atomic_update(self, space, addr, nbytes, update):
         if not self.en:
             return [0] * (nbytes // 4)
+        if nbytes == 8 and addr % 8:         # 64-bit atomics need 8-byte alignment, as on the chip
+            raise Fault(self._where(space, addr, nbytes, "misaligned 64-bit atomic"))
         buf, off = self._locate(space, addr, nbytes, "atomic")
         old = list(struct.unpack_from(f"<{nbytes // 4}I", buf, off))
         struct.pack_into(f"<{nbytes // 4}I", buf, off, *(w & M32 for w in update(self, old)))

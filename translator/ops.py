@@ -83,7 +83,7 @@ _MEMORY = {"E", "U8", "S8", "U16", "S16", "64", "128", "STRONG", "GPU", "SYS", "
            "EF", "EL", "LU", "EU", "NA", "PRIVATE", "WEAK", "MMIO", "ZFILL", "LTC64B", "LTC128B", "LTC256B"}
 _FLOAT = {"FTZ", "SAT", "RN", "RZ", "RM", "RP"}
 _FCMP = set(flt.FSETP_TESTS) | {"AND", "OR", "XOR", "FTZ"}
-_ATOMIC = _MEMORY | set(mem.ATOMIC_NAMES) | mem.FLOAT_ATOMICS | {"S32", "U32", "CAST", "SPIN", "POPC", "32", "FTZ", "RN"}
+_ATOMIC = _MEMORY | set(mem.ATOMIC_NAMES) | mem.FLOAT_ATOMICS | {"S32", "U32", "S64", "U64", "CAST", "SPIN", "POPC", "32", "FTZ", "RN"}
 
 
 def _t(name, sem, mods=(), **props) -> OpSpec:

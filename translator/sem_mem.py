@@ -107,23 +107,57 @@ def atomic(space: str, returns: bool):
         else:
             old = _integer(x, i, space, addr, vals)
         if d is not None:
-            wide = "F64" in i.mods or {"CAST", "64"} <= i.mods
-            (x.write64 if wide else x.write)(d, old)
+            (x.write64 if i.mods & WIDE_ATOMICS else x.write)(d, old)
     sem.__name__ = f"atomic_{space}"
     return sem
 
 
 FLOAT_ATOMICS = frozenset({"F32", "F64", "F16x2"})
+WIDE_ATOMICS = frozenset({"64", "U64", "S64", "F64"})     # on a pair of words (8-byte aligned)
 
 
 def _integer(x: Ctx, i, space, addr, vals):
     op = _atomic_op(i)
-    if "64" in i.mods or "U64" in i.mods:
-        raise unsupported(i, "64-bit integer atomics")
+    if i.mods & WIDE_ATOMICS:
+        return _integer64(x, i, space, addr, vals, op)
     signed = "S32" in i.mods
     if op == "cas":
         return x.atomic(space, op, addr, x.read(vals[1]), x.read(vals[0]), signed)
     return x.atomic(space, op, addr, x.read(vals[0]), None, signed)
+
+
+def _integer64(x: Ctx, i, space, addr, vals, op):
+    """ATOM/ATOMG/ATOMS/RED .64 (unsigned), .S64 (signed min and max): the read-modify-write of
+    a 64-bit word, as a pair (low word first); CAS takes the compare pair, then the new pair."""
+    if op in ("inc", "dec"):
+        raise unsupported(i, "64-bit atomic INC/DEC")
+    if op == "cas":
+        compare, new = _read_words(x, vals[0], 2), _read_words(x, vals[1], 2)
+        def update(y, w):
+            same = y.band(y.cmp("eq", w[0], compare[0], False), y.cmp("eq", w[1], compare[1], False))
+            return [y.sel(same, n, o) for n, o in zip(new, w)]
+    else:
+        value, signed = _read_words(x, vals[0], 2), "S64" in i.mods
+        def update(y, w):
+            return _op64(y, op, w, value, signed)
+    return x.join(*x.atomic_update(space, addr, 8, update))
+
+
+def _op64(x: Ctx, op: str, old, value, signed: bool):
+    """``op`` of two 64-bit words given as [lo, hi] pairs; the result pair."""
+    if op == "add":
+        total = x.add64(x.join(*old), x.join(*value))
+        return [x.lo(total), x.hi(total)]
+    if op in ("and", "or", "xor"):
+        f = {"and": x.and_, "or": x.or_, "xor": x.xor}[op]
+        return [f(a, b) for a, b in zip(old, value)]
+    if op == "exch":
+        return list(value)
+    # min, max: old < value, by the high words (signed for .S64), then the low ones (unsigned)
+    below = x.bor(x.cmp("lt", old[1], value[1], signed),
+                  x.band(x.cmp("eq", old[1], value[1], False), x.cmp("lt", old[0], value[0], False)))
+    keep_old = below if op == "min" else x.bnot(below)      # equal pairs: either is the answer
+    return [x.sel(keep_old, o, v) for o, v in zip(old, value)]
 
 
 def _compare_and_store(x: Ctx, i, space, addr, vals):

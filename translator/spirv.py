@@ -45,7 +45,7 @@ DECORATION = dict(Block=2, ArrayStride=6, BuiltIn=11, Volatile=21, Coherent=23, 
                   DescriptorSet=34, Offset=35, NoContraction=42)
 BUILTIN = dict(NumWorkgroups=24, WorkgroupId=26, LocalInvocationId=27, LocalInvocationIndex=29,
                SubgroupSize=36, SubgroupLocalInvocationId=41)
-CAPABILITY = dict(Shader=1, Int64=11, GroupNonUniform=61, GroupNonUniformVote=62, GroupNonUniformArithmetic=63,
+CAPABILITY = dict(Shader=1, Int64=11, Int64Atomics=12, GroupNonUniform=61, GroupNonUniformVote=62, GroupNonUniformArithmetic=63,
                   GroupNonUniformBallot=64, GroupNonUniformShuffle=65)
 GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, Sin=13, Cos=14, Tanh=21, Exp=27, Exp2=29, Log2=30, Sqrt=31, InverseSqrt=32,
             FindSMsb=74, FindUMsb=75)
@@ -72,6 +72,7 @@ class Module:
         self._consts: dict[tuple, int] = {}
         self.interface: list[int] = []
         self._glsl: int | None = None
+        self._capabilities: set[str] = set()
         self.value_of: dict[int, int | bool] = {}     # constant id -> its value (for folding)
         # every module uses these three
         self._bool = self._type(("bool",), "TypeBool")
@@ -82,6 +83,12 @@ class Module:
     def new_id(self) -> int:
         self.bound += 1
         return self.bound - 1
+
+    def capability(self, name: str) -> None:
+        """Declare a capability (once)."""
+        if name not in self._capabilities:
+            self._capabilities.add(name)
+            self.emit("capability", "Capability", CAPABILITY[name])
 
     def emit(self, section: str, opcode: str, *operands: int) -> None:
         """One instruction whose operands are all single words."""
@@ -197,10 +204,13 @@ class Module:
             self.interface.append(vid)
         return vid
 
-    def storage_buffer(self, binding: int, name: str) -> int:
-        """A ``buffer { uint words[]; }`` at set 0, the given binding."""
-        arr = self.runtime_array(self.u32(), 4)
-        key = ("ssbo-struct",)
+    def storage_buffer(self, binding: int, name: str, elem: int | None = None) -> int:
+        """A ``buffer { uint words[]; }`` at set 0, the given binding; ``elem`` = :meth:`u64`
+        gives a ``uint64_t`` view of the same buffer (for 64-bit atomics)."""
+        elem = self.u32() if elem is None else elem
+        stride = 8 if elem == self.u64() else 4
+        arr = self.runtime_array(elem, stride)
+        key = ("ssbo-struct", stride)
         if key not in self._types:
             st = self._type(key, "TypeStruct", arr)
             self.decorate(st, "Block")
