@@ -286,3 +286,36 @@ def test_division_through_fchk_is_correctly_rounded(backend):
     got = run.buffers[2]
     diffs = [f"{a[t]:#x} / {b[t]:#x}: expected {want[t]:#x}, got {got[t]:#x}" for t in range(64) if got[t] != want[t]]
     assert not diffs, f"{backend.name}:\n" + "\n".join(diffs)
+
+
+# ================================================================ absolute differences
+def test_vabsdiff_and_vabsdiff4(backend):
+    """VABSDIFF (signed), VABSDIFF.U32 (|a - b| + c, mod 2^32), VABSDIFF4.U8 (four byte
+    differences packed) and VABSDIFF4.U8.ACC (their sum + c), with the extremes: a signed
+    difference of 2^32 - 1, bytes 0x00 against 0xff."""
+    threads = 32
+    rng = random.Random(86)
+    rows = [[rng.getrandbits(32) for _ in range(3)] for _ in range(threads)]
+    rows[0] = [0x80000000, 0x7FFFFFFF, 5]
+    rows[1] = [0x00FF00FF, 0xFF00FF00, 0xFFFFFFFF]
+    body = ["VABSDIFF R20, R10, R11, R12", "VABSDIFF.U32 R21, R10, R11, R12",
+            "VABSDIFF4.U8 R22, R10, R11, RZ", "VABSDIFF4.U8.ACC R23, R10, R11, R12",
+            "VABSDIFF.U32 R24, R10, R11, 0x7"]
+
+    def s32(v):
+        return v - (1 << 32) if v >> 31 else v
+
+    def want(a, b, c):
+        by = [abs((a >> 8 * k & 0xFF) - (b >> 8 * k & 0xFF)) for k in range(4)]
+        return [(abs(s32(a) - s32(b)) + c) & M32, (abs(a - b) + c) & M32,
+                sum(d << 8 * k for k, d in enumerate(by)), (sum(by) + c) & M32, (abs(a - b) + 7) & M32]
+    got = run_rows(backend, body, [w for r in rows for w in r], 3, 5, threads, "vabsdiff")
+    assert_rows(backend, got, [want(*r) for r in rows])
+    assert got[0][:2] == [4, 6]             # |-2^31 - (2^31 - 1)| + 5 wraps to 4; unsigned: 1 + 5
+
+
+def test_vabsdiff4_forms_not_checked_on_a_chip_are_refused(interp):
+    for line, why in (("VABSDIFF4.S8 R20, R10, R11, RZ", "other than .U8"),
+                      ("VABSDIFF4.U8 R20, R10, R11, R12", "merging a third operand")):
+        with pytest.raises(UnsupportedInstruction, match=why):
+            run_rows(interp, [line], [0] * 96, 3, 1, 32, "vabsdiff4_refused")

@@ -53,6 +53,29 @@ static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
     for (int i = 0; i < 4; i++) r |= (unsigned)((v >> (((s >> (4 * i)) & 7) * 8)) & 0xff) << (8 * i);
     return r;
 }
+// ---- absolute differences (CUDA Math API, integer and SIMD intrinsics): lanes of 8 or 16 bits
+static inline unsigned __sad(int a, int b, unsigned c) {
+    return (unsigned)(a > b ? (long long)a - b : (long long)b - a) + c;
+}
+static inline unsigned __usad(unsigned a, unsigned b, unsigned c) { return (a > b ? a - b : b - a) + c; }
+static inline unsigned wb_lane(unsigned v, int k, int bits, bool sign) {
+    unsigned u = (v >> (k * bits)) & ((1u << bits) - 1);
+    return sign && (u >> (bits - 1)) ? u | ~((1u << bits) - 1) : u;     // sign-extended where signed
+}
+static inline unsigned wb_absdiff(unsigned a, unsigned b, int bits, bool sign, bool sum) {
+    unsigned r = 0;
+    for (int k = 0; k < 32 / bits; k++) {
+        int x = (int)wb_lane(a, k, bits, sign), y = (int)wb_lane(b, k, bits, sign);
+        unsigned d = (unsigned)(x > y ? x - y : y - x);
+        r += sum ? d : (d & ((1u << bits) - 1)) << (k * bits);
+    }
+    return r;
+}
+static inline unsigned __vabsdiffu4(unsigned a, unsigned b) { return wb_absdiff(a, b, 8, false, false); }
+static inline unsigned __vabsdiffs4(unsigned a, unsigned b) { return wb_absdiff(a, b, 8, true, false); }
+static inline unsigned __vabsdiffu2(unsigned a, unsigned b) { return wb_absdiff(a, b, 16, false, false); }
+static inline unsigned __vsadu4(unsigned a, unsigned b) { return wb_absdiff(a, b, 8, false, true); }
+static inline unsigned __vsads4(unsigned a, unsigned b) { return wb_absdiff(a, b, 8, true, true); }
 static inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
     return (unsigned)((((unsigned long long)hi << 32 | lo) << (s & 31)) >> 32);
 }
