@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from translator import abi, vprintf
 from translator.emit import Shader, translate
 from translator.interp import BadPc, Fault, Interpreter, Livelock, Memory
+from translator.interp_ctx import TRAP
 from translator.ir import Program, load_program
 from translator.vprintf import PrintfOutput
 
@@ -170,6 +171,8 @@ def _describe_status(prep: Prepared, status: int, words) -> str:
         addr = words[abi.STATUS_ADDR_HI] << 32 | words[abi.STATUS_ADDR_LO]
         if inst is not None and inst.targets:
             return f"{where} at {at}: branch to {addr:#x}, which is not one of its branch targets"
+        if inst is not None and inst.opcode == "BPT":
+            return f"{where} at {at}: {TRAP}"
         return f"{where} at {at}: access at {addr:#x} outside every buffer"
     if status == abi.LIVELOCK:
         counted = max(words[abi.TURNS], words[abi.STEPS] // max(1, prep.launch.threads_per_block * prep.launch.blocks))

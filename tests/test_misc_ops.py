@@ -319,3 +319,20 @@ def test_vabsdiff4_forms_not_checked_on_a_chip_are_refused(interp):
                       ("VABSDIFF4.U8 R20, R10, R11, R12", "merging a third operand")):
         with pytest.raises(UnsupportedInstruction, match=why):
             run_rows(interp, [line], [0] * 96, 3, 1, 32, "vabsdiff4_refused")
+
+
+# ================================================================ traps
+def test_bpt_trap_faults_where_a_thread_reaches_it(backend):
+    """``BPT.TRAP 0x1`` (nvcc's __trap(), a failed assert, grid.sync() outside a cooperative
+    launch): the thread that reaches it ends the run as a FAULT naming the trap; a launch whose
+    threads all branch around it runs to the end."""
+    around = ["ISETP.GT.U32.AND P0, PT, R0, 0x40, PT", "@!P0 BRA `(.L_x_1)", "BPT.TRAP 0x1",
+              ".L_x_1:", "IMAD.MOV.U32 R20, RZ, RZ, 0x7"]
+    run = backend.run(HEAD + around + store_outputs(1), [[0], [SENTINEL] * 32], name="no_trap")
+    assert run.outcome == "ok", run.detail
+    assert run.buffers[1] == [7] * 32
+    hit = ["ISETP.NE.U32.AND P0, PT, R0, 0x5, PT", "@P0 BRA `(.L_x_1)", "BPT.TRAP 0x1",
+           ".L_x_1:", "IMAD.MOV.U32 R20, RZ, RZ, 0x7"]
+    run = backend.run(HEAD + hit + store_outputs(1), [[0], [SENTINEL] * 32], name="trap")
+    assert run.outcome == "fault", (run.outcome, run.detail)
+    assert "thread 5 " in run.detail and "BPT.TRAP" in run.detail and "trap" in run.detail, run.detail

@@ -337,6 +337,11 @@ class SpirvCtx:
 
     def exit(self, cond=None): self.end(self.en if cond is None else self.band(self.en, cond))
 
+    def trap(self):
+        if self._value(self.en) is not False:
+            self.e.record_status(abi.FAULT, self.en, self.k32(self.inst.pc), self.k32(0), self.k32(0))
+            self.end(self.en)
+
     def end(self, cond):
         """Threads where ``cond`` holds end here (EXIT, or a fault)."""
         self.out.exit(cond)

@@ -14,6 +14,10 @@ from .errors import TranslatorError, UnsupportedInstruction
 from .intops import M32, M64, s32
 
 
+TRAP = ("a trap (BPT.TRAP: __trap(), a failed assert, or grid.sync() in a launch that is not "
+        "cooperative); the chip ends the launch with an error")
+
+
 class Fault(TranslatorError):
     """A load or store outside every buffer (global) or outside shared memory, or an indirect
     branch to a pc it does not name."""
@@ -379,6 +383,12 @@ class ThreadCtx:
                         f"({self.inst.where}: {self.inst.text}): branch to {address:#x}, which is not one of "
                         f"its branch targets " + ", ".join(f"{p:#x}" for p in targets))
         self.t.new_pc = address
+
+    def trap(self):
+        if self.en and not self.gather:
+            t = self.t
+            raise Fault(f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
+                        f"({self.inst.where}: {self.inst.text}): {TRAP}")
 
     def exit(self, cond=None):
         if self.en and not self.gather and (cond is None or cond):

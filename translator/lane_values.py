@@ -409,6 +409,7 @@ class LaneValuesCtx:
     def jump_unguarded(self, target, taken): pass
     def jump_indirect(self, address, targets): pass
     def exit(self, cond=None): pass
+    def trap(self): pass
     def yield_(self): pass
     def bssy(self, barrier): pass
     def bsync(self, barrier): pass

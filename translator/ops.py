@@ -154,7 +154,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("CALL", warp.call, {"REL", "ABS", "NOINC"}, flow="call", target="pc"),
     _t("LEPC", warp.lepc),
     _t("RET", warp.ret, {"REL", "ABS", "NODEC"}, flow="return", target="offset"),
-    _t("EXIT", warp.exit_, flow="exit"),
+    _t("EXIT", warp.exit_, flow="exit"), _t("BPT", warp.bpt, {"TRAP", "INT"}, flow="exit"),
     _t("BSSY", warp.bssy, target="pc", lanes="mask", region=True),
     _t("BSYNC", warp.bsync, waits="bsync", region=True),
     _t("BREAK", warp.brk, region=True),

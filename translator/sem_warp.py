@@ -164,6 +164,14 @@ def exit_(x: Ctx, i):
     x.exit(x.readp(preds[0]) if preds else None)
 
 
+def bpt(x: Ctx, i):
+    """``BPT.TRAP n``: the thread traps (__trap(), assert, grid.sync() outside a cooperative
+    launch); the chip ends the launch with an error, here the cell is a FAULT at this pc."""
+    if "TRAP" not in i.mods:
+        raise unsupported(i, "breakpoints other than BPT.TRAP")
+    x.trap()
+
+
 def yield_(x: Ctx, i):
     """YIELD and NANOSLEEP: a hint to let the other threads move (see translator.schedule)."""
     x.yield_()
