@@ -19,6 +19,7 @@ import pytest
 from harness import compare
 from harness.cases import BufferSpec, CaseError, load_case
 from harness.dispatch import prepare, translate_case
+from listing_kit import HEAD, SENTINEL, load_inputs, store_outputs
 from test_float_ops import _case, kernel, run_ops
 
 NAN32 = 0x7FFFFFFF
@@ -514,3 +515,25 @@ def test_an_absolute_bound_passes_words_near_a_zero_that_ulp_cannot():
     assert not compare.within(2, word32(1.0), word32(1.001), compare.abs_tolerance("f32-ulp:2,abs:2^-21"))
     assert compare.tolerance("f32-ulp:2,abs:2^-21") == 2 and compare.abs_tolerance("f32-ulp:2") == 0.0
     assert not compare.within(2, 0x7F800000, 0x7F7FFFFF, 1.0)         # infinities stay exact
+
+
+def test_fmul_scales_round_the_product_then_the_scaled_value(backend):
+    """FMUL.D2 / .M8 (ptxas's fold of ``(a * b) * 0.5f``): the product rounds, then the scaled
+    value rounds again, which shows where the halved product is subnormal (an odd last bit is
+    rounded to even) and where the doubled product overflows. Expected words by numpy float32."""
+    rng = np.random.default_rng(7)
+    a = np.concatenate([rng.uniform(1e-20, 9e-19, 16), rng.uniform(1e18, 3e19, 16)]).astype(np.float32)
+    b = np.concatenate([rng.uniform(1e-20, 9e-19, 16), rng.uniform(1e18, 3e19, 16)]).astype(np.float32)
+    words = [int(w) for pair in zip(a.view(np.uint32), b.view(np.uint32)) for w in pair]
+    body = HEAD + load_inputs(2) + ["FMUL.D2 R20, R10, R11", "FMUL.M8 R21, R10, R11",
+                                    "FMUL.D4 R22, R10, R11", "FMUL.M2 R23, R10, R11"] + store_outputs(4)
+    run = backend.run(body, [words, [SENTINEL] * 128], name="fmul_scales")
+    assert run.outcome == "ok", run.detail
+    with np.errstate(over="ignore", under="ignore"):
+        p = a * b
+        want = np.stack([p * np.float32(0.5), p * np.float32(8), p * np.float32(0.25), p * np.float32(2)], 1)
+    got = np.array(run.buffers[1], dtype=np.uint32).reshape(32, 4)
+    assert (got == want.astype(np.float32).view(np.uint32)).all(), (got, want.view(np.uint32))
+    # the two roundings matter somewhere: one rounding of the exact a*b/2 differs for some lane
+    once = (a.astype(np.float64) * b.astype(np.float64) * 0.5).astype(np.float32)
+    assert (once.view(np.uint32) != want[:, 0].astype(np.float32).view(np.uint32)).any()

@@ -120,7 +120,7 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("BMSK", alu.bmsk, {"W"}), _t("UBMSK", alu.bmsk, {"W"}),
     _t("FLO", alu.flo, {"U32", "S32", "SH"}), _t("UFLO", alu.flo, {"U32", "S32", "SH"}),
     # floats (see sem_float: FTZ, SAT, rounding, types)
-    _t("FADD", flt.fadd, _FLOAT), _t("FMUL", flt.fmul, _FLOAT), _t("FFMA", flt.ffma, _FLOAT),
+    _t("FADD", flt.fadd, _FLOAT), _t("FMUL", flt.fmul, _FLOAT | set(flt.FMUL_SCALES)), _t("FFMA", flt.ffma, _FLOAT),
     _t("FSETP", flt.fsetp, _FCMP), _t("FSET", flt.fset, _FCMP | {"BF"}),
     _t("FSEL", flt.fsel), _t("FMNMX", flt.fmnmx, {"FTZ", "NAN"}),
     _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS), _t("F2IP", flt.f2ip, flt.F2IP_MODS),

@@ -163,10 +163,25 @@ def fadd(x: Ctx, i):
     _result(x, i, x.fadd(a, b, "f32", rounding(i)))
 
 
+# FMUL's scales: ptxas folds ``(a * b) * 0.5f`` and the like into one FMUL.D2 (.D4, .M2, ...)
+FMUL_SCALES = {"D2": 0x3F000000, "D4": 0x3E800000, "M2": 0x40000000, "M4": 0x40800000, "M8": 0x41000000}
+
+
 def fmul(x: Ctx, i):
-    """FMUL[.FTZ][.SAT][.RN|.RZ|.RM|.RP] Rd, Ra, Rb."""
+    """FMUL[.FTZ][.SAT][.D2|.D4|.M2|.M4|.M8][.RN|.RZ|.RM|.RP] Rd, Ra, Rb. A scale is the
+    source's second multiply, ``(a * b) * 0.5f``, which ptxas folds in: so the product is
+    rounded, then scaled and rounded again (the scaling rounds only where the result is
+    subnormal, and overflows to infinity past the largest float)."""
     a, b = _sources(x, i, 2)
-    _result(x, i, x.fmul(a, b, "f32", rounding(i)))
+    v = x.fmul(a, b, "f32", rounding(i))
+    scales = [FMUL_SCALES[m] for m in i.mods if m in FMUL_SCALES]
+    if len(scales) > 1:
+        raise unsupported(i, "more than one scale")
+    if scales:
+        if "FTZ" in i.mods:
+            v = flush(x, v)
+        v = x.fmul(v, x.k32(scales[0]), "f32", rounding(i))
+    _result(x, i, v)
 
 
 def ffma(x: Ctx, i):
