@@ -225,15 +225,15 @@ class MemoryEmitter:
         return self.f.op("AccessChain", m.pointer("StorageBuffer", m.u64()), self.heap64, self.e.k(0),
                          x.shr(index, x.k32(1)))
 
-    def _cas_loop(self, x, ptr, scope, new_of, t=None):
-        """``*ptr = new_of(*ptr)`` as a compare-and-swap loop (on 32-bit words, or on ``t``);
+    def _cas_loop(self, x, ptr, scope, new_of, word=None):
+        """``*ptr = new_of(*ptr)`` as a compare-and-swap loop (on 32-bit words, or on the type ``word``);
         the old value."""
         f, m, bool_ = self.f, self.m, self.m.bool()
-        u32 = t if t is not None else m.u32()
-        seen = f.local(u32)
+        word = word if word is not None else m.u32()
+        seen = f.local(word)
         done = f.local(bool_, None, m.const_bool(False))
         f.store(done, m.const_bool(False))
-        f.store(seen, f.op("AtomicLoad", u32, ptr, scope, x.k32(Sem.Relaxed)))
+        f.store(seen, f.op("AtomicLoad", word, ptr, scope, x.k32(Sem.Relaxed)))
         header, body, cont, merge = (m.new_id() for _ in range(4))
         f.op("Branch", None, header)
         f.label(header)
@@ -241,16 +241,16 @@ class MemoryEmitter:
         f.op("LoopMerge", None, merge, cont, Control.NONE)
         f.op("BranchConditional", None, go, body, merge)
         f.label(body)
-        old = f.load(u32, seen)
+        old = f.load(word, seen)
         new = new_of(old)
-        prev = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), new, old)
+        prev = f.op("AtomicCompareExchange", word, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), new, old)
         f.store(done, f.op("IEqual", bool_, prev, old))
-        f.store(seen, f.op("Select", u32, f.load(bool_, done), old, prev))
+        f.store(seen, f.op("Select", word, f.load(bool_, done), old, prev))
         f.op("Branch", None, cont)
         f.label(cont)
         f.op("Branch", None, header)
         f.label(merge)
-        return f.load(u32, seen)
+        return f.load(word, seen)
 
 
 def _wrapping(x, op, old, limit):
