@@ -4,7 +4,9 @@
 (``expected = "chip"``, ``recorded_on``) and, where the kernel printed, the ``[printf] expected``
 lines. A ``derivation`` stays where the chip left exactly the derived words (two oracles
 agreeing, and the derivation's Python is still re-run by the tests) and is dropped where it
-left others (the message names the first word that differs). TOML libraries that write files drop comments and layout, so
+left others (the message names the first word that differs).
+
+TOML libraries that write files drop comments and layout, so
 :class:`_Editor` edits lines instead: it finds each table and the line span of each ``key =
 value`` entry (multi-line strings and arrays understood) and replaces or inserts entries.
 :func:`rewrite_case_text` checks its own work by parsing the text before and after; :func:`apply`

@@ -134,7 +134,7 @@ def _integer64(x: Ctx, i, space, addr, vals, op):
     if op == "cas":
         compare, new = _read_words(x, vals[0], 2), _read_words(x, vals[1], 2)
         def update(y, w):
-            same = y.band(y.cmp("eq", w[0], compare[0], False), y.cmp("eq", w[1], compare[1], False))
+            same = _pair_equal(y, w, compare)
             return [y.sel(same, n, o) for n, o in zip(new, w)]
     else:
         value, signed = _read_words(x, vals[0], 2), "S64" in i.mods
@@ -170,11 +170,14 @@ def _compare_and_store(x: Ctx, i, space, addr, vals):
         old = x.atomic(space, "cas", addr, x.read(new_op), compare, False)
         return x.b2v(x.cmp("eq", old, compare, False))
     compare, new = _read_words(x, cmp_op, 2), _read_words(x, new_op, 2)
-    old = x.atomic_update(space, addr, 8, lambda y, w: [
-        y.sel(y.band(y.cmp("eq", w[0], compare[0], False), y.cmp("eq", w[1], compare[1], False)), n, o)
-        for n, o in zip(new, w)])
-    same = x.band(x.cmp("eq", old[0], compare[0], False), x.cmp("eq", old[1], compare[1], False))
-    return x.zext(x.b2v(same))
+    old = x.atomic_update(space, addr, 8, lambda y, w: [y.sel(_pair_equal(y, w, compare), n, o)
+                                                        for n, o in zip(new, w)])
+    return x.zext(x.b2v(_pair_equal(x, old, compare)))
+
+
+def _pair_equal(x: Ctx, a, b):
+    """Whether two 64-bit words, given as [lo, hi] pairs, are equal."""
+    return x.band(x.cmp("eq", a[0], b[0], False), x.cmp("eq", a[1], b[1], False))
 
 
 def _popc_inc(x: Ctx, i, space, addr, d):
