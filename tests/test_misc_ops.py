@@ -143,6 +143,16 @@ def test_clock_counts_the_instructions_a_thread_ran(backend):
     assert_rows(backend, rows_of(run.buffers[1], 9), [expect(t) for t in range(threads)])
 
 
+def test_global_timer_reads_the_same_counter(backend):
+    """%globaltimer (CS2R SR_GLOBALTIMERLO, a pair; S2R SR_GLOBALTIMERHI) advances with the
+    instructions the thread ran, as the clock does, so a spin with a timeout ends."""
+    body = ["CS2R R20, SR_GLOBALTIMERLO", "S2R R22, SR_GLOBALTIMERHI", "S2R R23, SR_CLOCKLO",
+            "CS2R R24, SR_GLOBALTIMERLO"]
+    run = backend.run(HEAD + body + store_outputs(6), [[0], [SENTINEL] * (32 * 6)], name="globaltimer")
+    assert run.outcome == "ok", run.detail
+    assert_rows(backend, rows_of(run.buffers[1], 6), [[2, 0, 0, 4, 5, 0]] * 32)
+
+
 # ================================================================ atomics
 def f32(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]

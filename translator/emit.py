@@ -185,7 +185,7 @@ class Emitter:
             src, k = SPECIAL[name]
             return f.op("CompositeExtract", u32, self.tid3 if src == "tid3" else self.cta3, k)
         if name in sem_alu.CLOCK_REGISTERS:
-            return self.clock_now if name == "SR_CLOCKLO" else self.k(0)
+            return self.clock_now if name in sem_alu.CLOCK_LOW else self.k(0)
         lane, one = self.lane, self.k(1)
         bit = f.op("ShiftLeftLogical", u32, one, lane)
         masks = {"SR_LANEID": lambda: lane, "SR_EQMASK": lambda: bit,

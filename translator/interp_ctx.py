@@ -223,7 +223,8 @@ class ThreadCtx:
                  "SR_LANEID": lane, "SR_EQMASK": 1 << lane, "SR_LTMASK": (1 << lane) - 1,
                  "SR_LEMASK": (2 << lane) - 1, "SR_GTMASK": M32 & ~((2 << lane) - 1),
                  "SR_GEMASK": M32 & ~((1 << lane) - 1),
-                 "SR_CLOCKLO": t.clock + self.m.inst_index, "SR_CLOCKHI": 0}
+                 "SR_CLOCKLO": t.clock + self.m.inst_index, "SR_CLOCKHI": 0,
+                 "SR_GLOBALTIMERLO": t.clock + self.m.inst_index, "SR_GLOBALTIMERHI": 0}
         if name not in table:
             raise UnsupportedInstruction(f"{self.inst.where}: special register {name} in '{self.inst.text}'",
                                          self.inst.opcode)

@@ -363,24 +363,28 @@ def sgxt(x: Ctx, i):
     x.write(d, x.sel(x.cmp("eq", vn, x.k32(0), False), x.k32(0), r))
 
 
-CLOCK_REGISTERS = ("SR_CLOCKLO", "SR_CLOCKHI")
+CLOCK_REGISTERS = ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI")
+CLOCK_LOW = ("SR_CLOCKLO", "SR_GLOBALTIMERLO")
 
 
 def reads_clock(insts) -> bool:
     """Whether a program reads the clock. ``clock()`` is defined here as a per-thread counter,
     the same on both back ends: SR_CLOCKLO is the number of instructions the thread has run
     before this one (a waiting instruction, BSYNC/WARPSYNC/BAR, counts 0: how often a thread
-    retries it depends on the schedule), modulo 2^32; SR_CLOCKHI is 0."""
+    retries it depends on the schedule), modulo 2^32; SR_CLOCKHI is 0. The global timer
+    (``%globaltimer``, nanoseconds on the chip) reads the same counter: a time that moves
+    only as the thread runs, so a spin-wait with a timeout ends after as many instructions."""
     return any(o.kind == "sreg" and o.name in CLOCK_REGISTERS for i in insts for o in i.ops)
 
 
 def cs2r(x: Ctx, i):
-    """CS2R[.32] Rd, SRZ | SR_CLOCKLO: zero, or the clock (a pair, or its low word with .32)."""
+    """CS2R[.32] Rd, SRZ | SR_CLOCKLO | SR_GLOBALTIMERLO: zero, or the clock (a pair, or its low
+    word with .32)."""
     src = i.ops[1]
     if regs.is_zero(src):
         value = x.k64(0)
-    elif src.kind == "sreg" and src.name == "SR_CLOCKLO":
-        value = x.join(x.read(src), x.read(replace(src, name="SR_CLOCKHI")))
+    elif src.kind == "sreg" and src.name in CLOCK_LOW:
+        value = x.join(x.read(src), x.read(replace(src, name=src.name[:-2] + "HI")))
     else:
         raise unsupported(i, f"special register {src.text}")
     if "32" in i.mods:
