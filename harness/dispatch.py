@@ -171,7 +171,7 @@ def _describe_status(prep: Prepared, status: int, words) -> str:
         addr = words[abi.STATUS_ADDR_HI] << 32 | words[abi.STATUS_ADDR_LO]
         if inst is not None and inst.targets:
             return f"{where} at {at}: branch to {addr:#x}, which is not one of its branch targets"
-        if inst is not None and inst.opcode == "BPT":
+        if inst is not None and inst.spec.name == "BPT":
             return f"{where} at {at}: {TRAP}"
         return f"{where} at {at}: access at {addr:#x} outside every buffer"
     if status == abi.LIVELOCK:

@@ -345,4 +345,4 @@ def test_bpt_trap_faults_where_a_thread_reaches_it(backend):
            ".L_x_1:", "IMAD.MOV.U32 R20, RZ, RZ, 0x7"]
     run = backend.run(HEAD + hit + store_outputs(1), [[0], [SENTINEL] * 32], name="trap")
     assert run.outcome == "fault", (run.outcome, run.detail)
-    assert "thread 5 " in run.detail and "BPT.TRAP" in run.detail and "trap" in run.detail, run.detail
+    assert "thread 5 " in run.detail and "BPT.TRAP" in run.detail and "a failed assert" in run.detail, run.detail

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from . import abi, floatops, intops, mufuops, regs, schedule, vprintf
 from .errors import TranslatorError, UnsupportedInstruction
 from .intops import M32, M64, s32
+from .sem_alu import CLOCK_LOW
 
 
 TRAP = ("a trap (BPT.TRAP: __trap(), a failed assert, or grid.sync() in a launch that is not "
@@ -223,8 +224,8 @@ class ThreadCtx:
                  "SR_LANEID": lane, "SR_EQMASK": 1 << lane, "SR_LTMASK": (1 << lane) - 1,
                  "SR_LEMASK": (2 << lane) - 1, "SR_GTMASK": M32 & ~((2 << lane) - 1),
                  "SR_GEMASK": M32 & ~((1 << lane) - 1),
-                 "SR_CLOCKLO": t.clock + self.m.inst_index, "SR_CLOCKHI": 0,
-                 "SR_GLOBALTIMERLO": t.clock + self.m.inst_index, "SR_GLOBALTIMERHI": 0}
+                 "SR_CLOCKHI": 0, "SR_GLOBALTIMERHI": 0}
+        table.update(dict.fromkeys(CLOCK_LOW, t.clock + self.m.inst_index))
         if name not in table:
             raise UnsupportedInstruction(f"{self.inst.where}: special register {name} in '{self.inst.text}'",
                                          self.inst.opcode)
@@ -249,11 +250,14 @@ class ThreadCtx:
         (self.t.up if o.kind == "upred" else self.t.p)[o.value] = bool(v)
 
     # memory
-    def _where(self, space, addr, nbytes, what):
+    def _thread_at(self) -> str:
+        """"thread T (warp W lane L) of block B at pc P": who, and where, for an error."""
         t = self.t
+        return f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x}"
+
+    def _where(self, space, addr, nbytes, what):
         outside = "outside its local memory" if space == "local" else "outside every buffer"
-        return (f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
-                f"({self.inst.where}): {space} {what} of {nbytes} bytes at {addr:#x} {outside}")
+        return f"{self._thread_at()} ({self.inst.where}): {space} {what} of {nbytes} bytes at {addr:#x} {outside}"
 
     def _locate(self, space, addr, nbytes, what):
         if space == "global":
@@ -326,9 +330,7 @@ class ThreadCtx:
             return 0
         if target != abi.FUNCTIONS["vprintf"]:
             from .interp import BadPc
-            t = self.t
-            raise BadPc(f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
-                        f"({self.inst.where}): CALL.ABS to {target:#x}, which is not vprintf (the only "
+            raise BadPc(f"{self._thread_at()} ({self.inst.where}): CALL.ABS to {target:#x}, which is not vprintf (the only "
                         "function outside the kernel that warpboard models)")
         if fmt == 0:
             return M32
@@ -379,17 +381,13 @@ class ThreadCtx:
         if not self.en or self.gather:
             return
         if address not in targets:
-            t = self.t
-            raise Fault(f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
-                        f"({self.inst.where}: {self.inst.text}): branch to {address:#x}, which is not one of "
+            raise Fault(f"{self._thread_at()} ({self.inst.where}: {self.inst.text}): branch to {address:#x}, which is not one of "
                         f"its branch targets " + ", ".join(f"{p:#x}" for p in targets))
         self.t.new_pc = address
 
     def trap(self):
         if self.en and not self.gather:
-            t = self.t
-            raise Fault(f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x} "
-                        f"({self.inst.where}: {self.inst.text}): {TRAP}")
+            raise Fault(f"{self._thread_at()} ({self.inst.where}: {self.inst.text}): {TRAP}")
 
     def exit(self, cond=None):
         if self.en and not self.gather and (cond is None or cond):

@@ -106,8 +106,8 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("UIMAD", alu.imad, {"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
     _t("IADD3", alu.iadd3, {"X"}), _t("UIADD3", alu.iadd3, {"X"}),
     _t("LEA", alu.lea, {"HI", "X", "SX32"}), _t("ULEA", alu.lea, {"HI", "X", "SX32"}),
-    _t("IMNMX", alu.imnmx, {"U32"}), _t("IABS", alu.iabs),
-    _t("VABSDIFF", alu.vabsdiff, {"U32", "S32"}), _t("VABSDIFF4", alu.vabsdiff4, {"U8", "S8", "ACC"}), _t("SGXT", alu.sgxt, {"U32", "W"}),
+    _t("IMNMX", alu.imnmx, {"U32"}), _t("IABS", alu.iabs), _t("SGXT", alu.sgxt, {"U32", "W"}),
+    _t("VABSDIFF", alu.vabsdiff, {"U32", "S32"}), _t("VABSDIFF4", alu.vabsdiff4, {"U8", "S8", "ACC"}),
     # logic, shifts, bits
     _t("LOP3", alu.lop3, {"LUT"}), _t("ULOP3", alu.lop3, {"LUT"}),
     _t("PLOP3", alu.plop3, {"LUT"}), _t("UPLOP3", alu.plop3, {"LUT"}),
