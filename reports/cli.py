@@ -61,7 +61,7 @@ def _exit_code(fail_on: str, results: dict[str, Any], baseline: dict[str, Any] |
 
 def run_report(args: argparse.Namespace) -> int:
     """Carry out ``warpboard report`` for parsed arguments; return the exit code."""
-    from harness.files import OutputError, output_problem, write_atomic
+    from warpboard.harness.files import OutputError, output_problem, write_atomic
     from . import collect, render
     from .collect import ResultsError
     problem = (output_problem(args.output) if args.output else None) or \
@@ -113,7 +113,7 @@ def add_merge_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run_merge(args: argparse.Namespace) -> int:
     """Carry out ``warpboard merge`` for parsed arguments; return the exit code."""
-    from harness.files import OutputError, output_problem, write_atomic
+    from warpboard.harness.files import OutputError, output_problem, write_atomic
     from . import collect
     from .collect import ResultsError
     from .merge import merge

@@ -1,6 +1,6 @@
 """Read a results document (version 1) and shape it for the reports.
 
-The engine writes one JSON document per run (see ``harness.results``); everything the
+The engine writes one JSON document per run (see ``harness.run.results``); everything the
 reports show is derived here, in one place, so the terminal, markdown and HTML views
 agree on what a cell holds, what counts as passing and what changed since a baseline.
 """
@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from harness.results import RESULTS_VERSION, Status
+from warpboard.harness.run.results import RESULTS_VERSION, Status
 
 MISSING = "—"   # a cell with no result: the device did not run that case
 

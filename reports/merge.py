@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from harness.results import RESULTS_VERSION
+from warpboard.harness.run.results import RESULTS_VERSION
 
 from .collect import check
 

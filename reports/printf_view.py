@@ -1,7 +1,7 @@
 """What the cells' kernels printed, for the reports: the lines of each thread, as a GPU
 debugger shows them, next to the scoreboard.
 
-A cell's ``printf`` (harness.printf.Printed.to_json, plus "missing" and "extra" where its case
+A cell's ``printf`` (harness.run.printf.Printed.to_json, plus "missing" and "extra" where its case
 expects lines) holds every line in the results JSON; the views show the first threads' lines.
 Cells whose output is the same on several devices are shown once, naming the devices.
 Escaping is the caller's (render.py's ``plain``, ``md`` and ``esc``).

@@ -15,7 +15,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.results import Status
+from warpboard.harness.run.results import Status
 
 from . import collect, printf_view
 from .collect import MISSING, Comparison
@@ -206,7 +206,7 @@ def markdown(results: dict[str, Any], baseline: dict[str, Any] | None = None) ->
 # --------------------------------------------------------------------------- html
 
 NOT_RUN_COLOUR, NOT_RUN_MEANING = "#eeeeee", "not run on this device"
-# colour and legend phrase of every cell, from the statuses' own (harness.results.Status)
+# colour and legend phrase of every cell, from the statuses' own (harness.run.results.Status)
 STATUS_COLOURS = {**{s.value: s.colour for s in Status}, MISSING: NOT_RUN_COLOUR}
 STATUS_MEANING = {**{s.value: s.meaning for s in Status}, MISSING: NOT_RUN_MEANING}
 MAX_HEATMAP_WARPS = 64      # beyond this, only warps with listed mismatches are drawn
@@ -458,7 +458,7 @@ def write_all(results: dict[str, Any], outdir: str | Path,
     outdir = Path(outdir)
     paths = {"markdown": outdir / "scoreboard.md", "html": outdir / "scoreboard.html",
              "json": outdir / "scoreboard.json"}
-    from harness.files import write_atomic
+    from warpboard.harness.files import write_atomic
     write_atomic(paths["markdown"], markdown(results, baseline))
     write_atomic(paths["html"], html(results, baseline))
     write_atomic(paths["json"], json.dumps(results, indent=1) + "\n")

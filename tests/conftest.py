@@ -24,10 +24,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import devices
-from harness.cases import BufferSpec, Case, Param, load_case
-from harness.dispatch import prepare, run_interpreter, run_vulkan, translate_case
-from harness.results import RESULTS_VERSION, CaseResult, Mismatch, Status
+from warpboard.harness.run import devices
+from warpboard.harness.case.model import BufferSpec, Case, Param, load_case
+from warpboard.harness.run.dispatch import prepare, run_interpreter, run_vulkan, translate_case
+from warpboard.harness.run.results import RESULTS_VERSION, CaseResult, Mismatch, Status
 
 pytest_plugins = ["pytester"]
 
@@ -197,7 +197,7 @@ class Backend:
 @pytest.fixture(scope="module")
 def vulkan_infos():
     """Every Vulkan physical device, in order; skips where there is none."""
-    from harness import vk
+    from warpboard.harness import vk
     try:
         found = vk.list_devices()
     except Exception as exc:  # noqa: BLE001 - no loader, no binding: no device
@@ -210,7 +210,7 @@ def vulkan_infos():
 @pytest.fixture(scope="module")
 def vulkan_device(vulkan_infos):
     """Vulkan device 0, open for the module."""
-    from harness import vk
+    from warpboard.harness import vk
     with vk.Device(0) as dev:
         yield dev
 
@@ -218,7 +218,7 @@ def vulkan_device(vulkan_infos):
 @pytest.fixture(scope="module")
 def lavapipe(vulkan_infos):
     """The lavapipe (Mesa llvmpipe) device at this process's vector width, open for the module."""
-    from harness import vk
+    from warpboard.harness import vk
     index = next((i.index for i in vulkan_infos if i.driver_name == "llvmpipe"), None)
     if index is None:
         pytest.skip("no lavapipe (Mesa llvmpipe Vulkan) device")

@@ -19,11 +19,17 @@ import struct
 import time
 from dataclasses import dataclass, field
 
-from harness.compare import abs_tolerance, tolerance, within
-from harness.dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
-from translator.errors import TranslatorError
-from translator.interp import Interpreter, Memory
-from translator.interp_ctx import ThreadCtx
+from warpboard.harness.run.compare import abs_tolerance, tolerance, within
+from warpboard.harness.run.dispatch import (
+    prepare,
+    run_interpreter,
+    run_vulkan,
+    translate_case,
+    warps_are_subgroups,
+)
+from warpboard.translator.errors import TranslatorError
+from warpboard.translator.interp.machine import Interpreter, Memory
+from warpboard.translator.interp.thread import ThreadCtx
 
 TARGET_ENV = "vulkan1.1"
 
@@ -116,7 +122,7 @@ def _interpret(prep, verdict: Verdict) -> None:
 
 
 def _dispatch(device, prep, shader, timeout_s: float, verdict: Verdict) -> None:
-    from harness.vk import VkTimeout
+    from warpboard.harness.vk import VkTimeout
     try:
         raw = run_vulkan(device, prep, shader, timeout_s=timeout_s)
     except VkTimeout:
@@ -128,7 +134,7 @@ def _dispatch(device, prep, shader, timeout_s: float, verdict: Verdict) -> None:
 def _device(index: int | None):
     if index is None:
         return None
-    from harness.worker import cached_device
+    from warpboard.harness.run.worker import cached_device
     return cached_device(index)
 
 

@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from harness.cases import Case
-from translator import ops
-from translator.errors import TranslatorError
-from translator.ir import load_program
-from translator.sass import parse_listing
+from warpboard.harness.case.model import Case
+from warpboard.translator.isa import ops
+from warpboard.translator.errors import TranslatorError
+from warpboard.translator.ir.program import load_program
+from warpboard.translator.sass.listing import parse_listing
 
 _INSTRUCTION = re.compile(r"^(\s*/\*)([0-9a-fA-F]{4,})(\*/\s*)(.*?)(\s*;.*)?$")
 _LABEL_LINE = re.compile(r"^\s*(\.L_x_\d+):\s*$")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import devices
-from harness.bench import native_ratios, summarise
+from warpboard.harness.run import devices
+from warpboard.harness.tools.bench import native_ratios, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 

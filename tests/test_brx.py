@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from listing_kit import SENTINEL
-from translator.errors import ProgramError, UnsupportedInstruction
-from translator.ir import load_program
+from warpboard.translator.errors import ProgramError, UnsupportedInstruction
+from warpboard.translator.ir.program import load_program
 from tests.conftest import listing
 
 # Each thread loads its selector, clamps it to 0..3 (as nvcc's IMNMX.U32 does), reads the

@@ -1,9 +1,9 @@
 """The SPIR-V cache: same inputs give the cached module, any change to them a new key."""
 from pathlib import Path
 
-from harness import cache
-from harness.cases import load_case
-from harness.dispatch import prepare, translate_case
+from warpboard.harness.run import cache
+from warpboard.harness.case.model import load_case
+from warpboard.harness.run.dispatch import prepare, translate_case
 
 CASE = Path(__file__).resolve().parents[1] / "cases" / "truth" / "loop_ballot.toml"
 
@@ -37,12 +37,12 @@ def test_cache_off(tmp_path, monkeypatch):
 
 def test_pipeline_cache_is_kept_between_devices(tmp_path):
     import pytest
-    from harness import vk
+    from warpboard.harness import vk
     if not vk.list_devices():
         pytest.skip("no Vulkan device")
     prep = prepare(load_case(CASE))
     shader, _ = translate_case(prep, use_cache=False)
-    from harness.dispatch import run_vulkan
+    from warpboard.harness.run.dispatch import run_vulkan
     with vk.Device(0, cache_dir=tmp_path) as dev:
         assert run_vulkan(dev, prep, shader).outcome == "ok"
     saved = list(tmp_path.glob("*.bin"))

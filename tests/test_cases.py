@@ -1,4 +1,4 @@
-"""The case files under cases/ and the loader's error messages (harness/cases.py)."""
+"""The case files under cases/ and the loader's error messages (harness/case/model.py)."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import (BufferSpec, Case, CaseError, Param, discover_cases,
-                           kernel_section, load_case)
+from warpboard.harness.case.model import (
+    BufferSpec,
+    Case,
+    CaseError,
+    Param,
+    discover_cases,
+    kernel_section,
+    load_case,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "cases"
@@ -301,8 +308,8 @@ def test_pending_case_loads(make_case):
 
 def test_a_pending_case_runs_as_pending_never_as_pass(make_case):
     # nothing to compare the words with: the cell says so instead of passing
-    from harness.engine import run_case
-    from harness.results import Status
+    from warpboard.harness.run.engine import run_case
+    from warpboard.harness.run.results import Status
     (make_case.root / "tiny.cu").write_text("// kernel\n")
     pending = run_case(load_case(_write(make_case, PENDING)), "interp")
     assert pending.status is Status.PENDING and "record-truth" in pending.message

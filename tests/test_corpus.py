@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import corpus, newcase
-from translator.errors import UnsupportedInstruction
-from translator.sass import parse_listing
+from warpboard.harness.tools import corpus, newcase
+from warpboard.translator.errors import UnsupportedInstruction
+from warpboard.translator.sass.listing import parse_listing
 from warpboard.cli import main as warpboard
 
 LISTING = """\

@@ -1,13 +1,13 @@
-"""harness.devices: discovery (lavapipe at three widths), ids, selection, description."""
+"""harness.run.devices: discovery (lavapipe at three widths), ids, selection, description."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from harness import devices
-from harness.devices import DeviceConfig
-from harness.vk import DeviceInfo
+from warpboard.harness.run import devices
+from warpboard.harness.run.devices import DeviceConfig
+from warpboard.harness.vk import DeviceInfo
 
 
 def fake_info(name: str, index: int = 0, subgroup: int = 32, driver: str = "") -> DeviceInfo:

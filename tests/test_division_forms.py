@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import load_case
+from warpboard.harness.case.model import load_case
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1

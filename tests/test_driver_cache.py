@@ -1,5 +1,5 @@
 """Each device configuration compiles its own code: lavapipe at one width never runs what
-Mesa's shader cache kept from another width (harness.cache.driver_cache_env)."""
+Mesa's shader cache kept from another width (harness.run.cache.driver_cache_env)."""
 from __future__ import annotations
 
 import shutil
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import devices
-from harness.cache import driver_cache_env
+from warpboard.harness.run import devices
+from warpboard.harness.run.cache import driver_cache_env
 
 # Every invocation stores its index into the workgroup word at zero[0], then reads the word
 # at zero[1] (both indices 0, read from a buffer so that no compiler forwards the store to

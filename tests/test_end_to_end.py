@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import engine
-from harness.cases import discover_cases
-from harness.results import Status
+from warpboard.harness.run import engine
+from warpboard.harness.case.model import discover_cases
+from warpboard.harness.run.results import Status
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.xdist_group("lavapipe-w4")

@@ -1,7 +1,7 @@
 """The engine's decisions: repeats that differ are FLAKY; a listing error is one cell."""
-from harness.engine import _fold_repeats, run_case
-from harness.cases import load_case
-from harness.results import CaseResult, Mismatch, Status
+from warpboard.harness.run.engine import _fold_repeats, run_case
+from warpboard.harness.case.model import load_case
+from warpboard.harness.run.results import CaseResult, Mismatch, Status
 
 
 def _cell(status, actual=None):
@@ -57,7 +57,7 @@ def test_a_column_is_dealt_out_to_every_job_and_results_keep_case_order():
     compiles on the CPU); the results document still lists each column in case order."""
     from types import SimpleNamespace
 
-    from harness import engine
+    from warpboard.harness.run import engine
     info = SimpleNamespace(name="fake", driver_name="fake", driver_info="", driver_version="", api_version="",
                            subgroup_size=32)
     configs = [SimpleNamespace(id=f"gpu-{k}", index=k, env={}, info=info) for k in "ab"]

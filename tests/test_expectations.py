@@ -1,8 +1,8 @@
 """Expected-failure lists: parsing, matching, and the one function that applies them."""
 import pytest
 
-from harness.expectations import parse_expectations
-from harness.results import Status, apply_expectation
+from warpboard.harness.case.expectations import parse_expectations
+from warpboard.harness.run.results import Status, apply_expectation
 
 TEXT = """
 # comment

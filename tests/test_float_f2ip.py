@@ -12,12 +12,12 @@ import subprocess
 
 import pytest
 
-from harness.dispatch import prepare, translate_case
+from warpboard.harness.run.dispatch import prepare, translate_case
 from test_float_ops import F32_EDGES, _case, diffs_of, kernel, ref_to_int, run_ops, word
 from tests.conftest import listing
-from translator.emit import translate
-from translator.errors import UnsupportedInstruction
-from translator.ir import load_program
+from warpboard.translator.emit.emitter import translate
+from warpboard.translator.errors import UnsupportedInstruction
+from warpboard.translator.ir.program import load_program
 
 NEG = 0x80000000
 BYTE_EDGES = [word(v) for v in (0.5, 1.5, 2.5, -0.5, -1.5, 127.5, 128.5, -127.5, -128.5, -129.0, 254.5,

@@ -2,7 +2,7 @@
 here independently (numpy's binary32/16/64 arithmetic, exact fractions for what numpy cannot
 round: FFMA, directed rounding, conversions), over edge values: signed zeros, denormals,
 infinities, NaNs with payloads, rounding ties, the largest and smallest normals. The soft
-float the emitter uses also runs on Python integers here, against translator.floatops, on
+float the emitter uses also runs on Python integers here, against translator.values.floatops, on
 many more inputs than a shader could take."""
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cases import BufferSpec, Case, Param
-from harness.dispatch import prepare, translate_case
-from translator import floatops
-from translator.emit_float import PyWords, SoftFloat
+from warpboard.harness.case.model import BufferSpec, Case, Param
+from warpboard.harness.run.dispatch import prepare, translate_case
+from warpboard.translator.values import floatops
+from warpboard.translator.emit.float.soft import PyWords, SoftFloat
 
 SENTINEL = 0xA5A5A5A5
 NAN32 = 0x7FFFFFFF

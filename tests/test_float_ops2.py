@@ -16,9 +16,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from harness import compare
-from harness.cases import BufferSpec, CaseError, load_case
-from harness.dispatch import prepare, translate_case
+from warpboard.harness.run import compare
+from warpboard.harness.case.model import BufferSpec, CaseError, load_case
+from warpboard.harness.run.dispatch import prepare, translate_case
 from listing_kit import HEAD, SENTINEL, load_inputs, store_outputs
 from test_float_ops import _case, kernel, run_ops
 
@@ -122,7 +122,7 @@ def test_mufu_within_ulp_of_math(backend, func):
 
 def test_mufu_sin_takes_turns_as_ptxas_scales():
     """``FMUL.RZ R0, R0, 1/2pi ; MUFU.SIN`` gives sin of the radians (nvcc's __sinf)."""
-    from translator import mufuops
+    from warpboard.translator.values import mufuops
     for x in (0.5, 1.0, -2.0, 3.0):
         turns = word32(float(np.float32(np.float32(x) * np.float32(0.15915494))))
         assert abs(f32(mufuops.mufu(turns, "sin")) - math.sin(x)) < 1e-6
@@ -508,7 +508,7 @@ def test_new_float_modules_are_valid_spirv():
 
 def test_an_absolute_bound_passes_words_near_a_zero_that_ulp_cannot():
     """sin.approx near a multiple of pi: 1e-9 against 3e-8 is millions of ulp but 2^-21 apart."""
-    from harness import compare
+    from warpboard.harness.run import compare
     tiny, small = word32(1e-9), word32(3e-8)
     assert not compare.within(2, tiny, small)
     assert compare.within(2, tiny, small, compare.abs_tolerance("f32-ulp:2,abs:2^-21"))

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import newcase
-from harness.fuzz import cli, cpu_model, knobs
-from harness.fuzz.build import batch_source, build_batch
-from harness.fuzz.campaign import Plan
-from harness.fuzz.generate import PRELUDE, Program, generate
+from warpboard.harness.tools import newcase
+from warpboard.harness.fuzz import cli, cpu_model, knobs
+from warpboard.harness.fuzz.build import batch_source, build_batch
+from warpboard.harness.fuzz.campaign import Plan
+from warpboard.harness.fuzz.generate import PRELUDE, Program, generate
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
@@ -281,7 +281,7 @@ class _FakeGpu:
         self.odd = odd
 
     def info(self):
-        from harness.truth import GpuInfo
+        from warpboard.harness.tools.truth import GpuInfo
         return GpuInfo("Fake GPU", (9, 0), "13.0", "580.0", "nvcc")
 
     def run(self, case):
@@ -294,8 +294,8 @@ class _FakeGpu:
 @pytest.mark.skipif(not newcase.cuda_tools_present() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
 @pytest.mark.xdist_group("fuzz-campaign")
 def test_record_writes_one_batch_and_compares_with_the_model(tmp_path, monkeypatch, capsys):
-    from harness import truth
-    from harness.cases import load_case
+    from warpboard.harness.tools import truth
+    from warpboard.harness.case.model import load_case
     out, chip, summary = tmp_path / "c", tmp_path / "chip.json", tmp_path / "s.json"
     monkeypatch.setattr(truth, "make_runner", lambda compiler, timeout: _FakeGpu("fz21"))
     args = ["--seed", "20", "--count", "3", "--out", str(out)]
@@ -330,8 +330,8 @@ def test_a_device_column_is_dealt_out_to_every_job():
     the CPU, so one worker per device left all but one core idle on a 16-core GPU machine."""
     from types import SimpleNamespace
 
-    from harness.engine import Options
-    from harness.fuzz import campaign
+    from warpboard.harness.run.engine import Options
+    from warpboard.harness.fuzz import campaign
     cases = [SimpleNamespace(id=f"fz{i}", path=f"/nowhere/fz{i}.toml") for i in range(6)]
     columns = [campaign.Column("gpu-a", 0), campaign.Column("gpu-b", 1)]
     results = campaign.run(cases, columns, Path("/nowhere"), Options(timeout_s=30, target="worker_targets:pid_cell"),
@@ -345,8 +345,8 @@ def test_a_device_column_is_dealt_out_to_every_job():
 def test_stop_after_starts_no_cell_past_the_limit():
     from types import SimpleNamespace
 
-    from harness.engine import Options
-    from harness.fuzz import campaign
+    from warpboard.harness.run.engine import Options
+    from warpboard.harness.fuzz import campaign
     cases = [SimpleNamespace(id=f"fz{i}", path=f"/nowhere/fz{i}.toml") for i in range(4)]
     options = Options(timeout_s=30, target="worker_targets:pid_cell")
     columns = [campaign.Column("gpu-a", 0)]
@@ -370,8 +370,8 @@ def _summary(shard, cells, seed=40, count=10):
 def test_fuzz_merge_unions_the_shards_cells():
     """Shards of different N may overlap; a cell run twice counts once, by its last run, and a
     change of status between runs is listed."""
-    from harness.fuzz.campaign import table
-    from harness.fuzz.merge import merge
+    from warpboard.harness.fuzz.campaign import table
+    from warpboard.harness.fuzz.merge import merge
     a = _summary((1, 2), {"fz40": "PASS", "fz42": "PASS", "fz44": "LIVELOCK"})
     b = _summary((1, 4), {"fz40": "PASS", "fz44": "PASS"})
     c = _summary((2, 2), {"fz41": "FAIL", "fz43": "PASS"})
@@ -389,7 +389,7 @@ def test_fuzz_merge_unions_the_shards_cells():
 
 
 def test_fuzz_merge_refuses_another_campaign_and_summaries_without_cells(tmp_path, capsys):
-    from harness.fuzz import merge as fuzz_merge
+    from warpboard.harness.fuzz import merge as fuzz_merge
     a = _summary((1, 2), {"fz40": "PASS"})
     other = _summary((2, 2), {"fz41": "PASS"}, seed=41)
     with pytest.raises(fuzz_merge.MergeError, match="seed 41 count 10, but a has seed 40"):

@@ -19,10 +19,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import cache, devices, engine
-from harness.cases import CaseError, load_case
-from harness.dispatch import prepare, translate_case
-from harness.results import Status
+from warpboard.harness.run import cache, devices, engine
+from warpboard.harness.case.model import CaseError, load_case
+from warpboard.harness.run.dispatch import prepare, translate_case
+from warpboard.harness.run.results import Status
 from warpboard import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +104,7 @@ def test_reports_keep_the_old_file_when_the_disk_fills(command, results, tmp_pat
 
 
 def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path, monkeypatch):
-    from harness import files
+    from warpboard.harness import files
     target = tmp_path / "r.json"
     target.write_text("old")
 
@@ -117,7 +117,7 @@ def test_an_atomic_write_that_fails_leaves_the_old_file(tmp_path, monkeypatch):
 
 
 def test_an_atomic_write_keeps_the_usual_permissions(tmp_path):
-    from harness import files
+    from warpboard.harness import files
     umask = os.umask(0o022)
     try:
         files.write_atomic(tmp_path / "new.json", "{}")
@@ -390,7 +390,7 @@ def test_command_line_mistakes_are_one_line_and_status_2(argv, message, tmp_path
 
 # ================================================================ 10. devices told apart by their UUIDs
 def _lavapipe(index: int, mesa: str, width: int):
-    from harness.vk import DeviceInfo
+    from warpboard.harness.vk import DeviceInfo
     return DeviceInfo(
         index=index, name=f"llvmpipe (LLVM 15.0.6, {width * 32} bits)", vendor_id=0x10005, device_id=0,
         device_type="cpu", driver_name="llvmpipe", driver_info=f"Mesa {mesa} (LLVM 15.0.6)",

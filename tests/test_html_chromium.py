@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import render
+from warpboard.reports import render
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")

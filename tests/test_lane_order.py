@@ -1,4 +1,4 @@
-"""The lane-order analysis (translator.order, translator.lane_values): which pairs of memory
+"""The lane-order analysis (translator.ir.order, translator.ir.lane_values): which pairs of memory
 accesses get an ordering point, which the analysis clears, and what a point does to the
 program's mode, its quiet blocks and the emitted shader. Tiny inline listings; the pcs of the
 instructions are 16 apart from 0."""
@@ -6,11 +6,20 @@ from __future__ import annotations
 
 import pytest
 
-from translator import spirv
-from translator.emit import translate
-from translator.ir import load_program
-from translator.lane_values import LANE, WARP_X, LaneValuesCtx, Lin, _make, atom, const, lane_layout
-from translator.order import _lanes_meet
+from warpboard.translator.spirv import builder as spirv
+from warpboard.translator.emit.emitter import translate
+from warpboard.translator.ir.program import load_program
+from warpboard.translator.ir.lane_values import (
+    LANE,
+    WARP_X,
+    LaneValuesCtx,
+    Lin,
+    _make,
+    atom,
+    const,
+    lane_layout,
+)
+from warpboard.translator.ir.order import _lanes_meet
 
 TID = "S2R R0, SR_TID.X ;"
 OUT, IN = "c[0x0][0x160]", "c[0x0][0x168]"

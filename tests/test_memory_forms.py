@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from harness.cases import Param
-from translator.errors import UnsupportedInstruction
+from warpboard.harness.case.model import Param
+from warpboard.translator.errors import UnsupportedInstruction
 
 from listing_kit import HEAD, M32, SENTINEL, load_inputs, rows_of, store_outputs
 
@@ -106,7 +106,7 @@ def test_constant_banks_as_operands_and_in_ldc(backend):
 def test_constants_in_the_case_file(make_case, interp):
     """A [[constants]] table in a case file reaches the kernel; a bad one is refused."""
     import pytest
-    from harness.cases import CaseError
+    from warpboard.harness.case.model import CaseError
     sass = "".join(f"        /*{16 * k:04x}*/                   {line} ;\n" for k, line in enumerate(
         ["MOV R2, c[0x0][0x160]", "MOV R3, c[0x0][0x164]", "MOV R4, c[0x3][0x8]", "STG.E [R2.64], R4", "EXIT"]))
     case = make_case("const3", sass=sass, block=1, buffers=[{"name": "out", "words": 1, "init": 0, "expected": [7]}])
@@ -164,7 +164,7 @@ def test_new_case_reads_constant_data_from_the_cubin(tmp_path):
     """new-case puts a kernel's __constant__ data (bank 3) into [[constants]] tables, leaving
     long zero stretches out; the words are the initializer's."""
     import pytest
-    from harness import newcase
+    from warpboard.harness.tools import newcase
     try:
         newcase.find_nvcc(), newcase.find_nvdisasm()
     except newcase.ToolMissing as e:

@@ -14,7 +14,7 @@ import struct
 
 import pytest
 
-from translator.errors import UnsupportedInstruction
+from warpboard.translator.errors import UnsupportedInstruction
 
 from listing_kit import HEAD, M32, SENTINEL, load_inputs, rows_of, store_outputs
 
@@ -267,7 +267,7 @@ def test_division_through_fchk_is_correctly_rounded(backend):
 
     import numpy as np
 
-    from harness.cases import load_case
+    from warpboard.harness.case.model import load_case
     case = load_case("cases/realkernels/fdiv_checked.toml", "cases")
     edge = [0, 0x80000000, 1, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0x7F800000, 0xFF800000,
             0x3F800000, 0x40400000, 0x5F000000, 0x1F000000, 0x7E800000, 0x00FFFFFF, 0xC0A00000]

@@ -1,5 +1,5 @@
-"""The MUFU sweep (harness/mufu_sweep.py, cases/float/mufu_*_sweep.toml) and the rates report
-(harness/mufu_rates.py, ``warpboard mufu-rates``)."""
+"""The MUFU sweep (harness/tools/mufu_sweep.py, cases/float/mufu_*_sweep.toml) and the rates report
+(harness/tools/mufu_rates.py, ``warpboard mufu-rates``)."""
 from __future__ import annotations
 
 import json
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import mufu_rates as mr
-from harness import mufu_sweep as ms
-from harness.cases import load_case
+from warpboard.harness.tools import mufu_rates as mr
+from warpboard.harness.tools import mufu_sweep as ms
+from warpboard.harness.case.model import load_case
 from warpboard import cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import discover_cases
-from harness.worker import Worker
+from warpboard.harness.case.model import discover_cases
+from warpboard.harness.run.worker import Worker
 from mutate import Corpus, Mutant
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""``warpboard new-case`` (harness/newcase.py): a case file from a CUDA source."""
+"""``warpboard new-case`` (harness/tools/newcase.py): a case file from a CUDA source."""
 from __future__ import annotations
 
 import shutil
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import newcase
-from harness.cases import load_case
+from warpboard.harness.tools import newcase
+from warpboard.harness.case.model import load_case
 
 KERNEL = '''\
 extern "C" __global__ void addlane(unsigned *out, const unsigned *in, unsigned k) {

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.engine import run_case
-from harness.results import Status
-from translator.errors import SassSyntaxError
-from translator.ir import load_program
+from warpboard.harness.run.engine import run_case
+from warpboard.harness.run.results import Status
+from warpboard.translator.errors import SassSyntaxError
+from warpboard.translator.ir.program import load_program
 
 REJECTED = [
     ("MOV R300, R1", "register R300 out of range (R0-R254 or RZ)"),

@@ -8,10 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 
-from harness.cases import discover_cases
-from translator import regs
-from translator.ir import load_program
-from translator.lane_values import LaneValuesCtx
+from warpboard.harness.case.model import discover_cases
+from warpboard.translator.isa import regs
+from warpboard.translator.ir.program import load_program
+from warpboard.translator.ir.lane_values import LaneValuesCtx
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 PREDICATES = ("pred", "upred")

@@ -3,9 +3,10 @@ ask it. These tests pin the properties of every kind of opcode, the ones that de
 modifiers, and the modifiers' order kept beside their set."""
 import pytest
 
-from translator import intops, ops, regs
-from translator.ir import load_program
-from translator.sass import Operand
+from warpboard.translator.values import intops
+from warpboard.translator.isa import ops, regs
+from warpboard.translator.ir.program import load_program
+from warpboard.translator.sass.listing import Operand
 
 
 def _inst(text: str, *more: str):
@@ -112,19 +113,20 @@ def test_the_constant_registers():
     ("sext", (0x80000000,), 0xFFFFFFFF80000000), ("sar64", (1 << 63, 70), 0xFFFFFFFFFFFFFFFF),
 ])
 def test_intops_are_the_values_both_back_ends_use(op, args, value):
-    from translator.interp_ctx import ThreadCtx
+    from warpboard.translator.interp.thread import ThreadCtx
     assert getattr(intops, op)(*args) == value
     assert getattr(ThreadCtx, op) is getattr(intops, op)     # the interpreter runs these very functions
 
 
-@pytest.mark.parametrize("implementation", ["interp_ctx.ThreadCtx", "emit_ctx.SpirvCtx", "lane_values.LaneValuesCtx"])
+@pytest.mark.parametrize("implementation", ["interp.thread.ThreadCtx", "emit.ctx.SpirvCtx", "ir.lane_values.LaneValuesCtx"])
 def test_every_context_speaks_the_whole_vocabulary(implementation):
     """The semantics are written once against ctx.Ctx: a context that lacks one of its words
     fails only when an opcode using it runs, so every word is checked here, arithmetic too."""
     import importlib
-    from translator import ctx, intops
-    module, cls = implementation.split(".")
-    context = getattr(importlib.import_module(f"translator.{module}"), cls)
+    from warpboard.translator.isa import ctx
+    from warpboard.translator.values import intops
+    module, cls = implementation.rsplit(".", 1)
+    context = getattr(importlib.import_module(f"warpboard.translator.{module}"), cls)
     words = {n for n in vars(ctx.Ctx) if not n.startswith("_")} | set(intops.OPERATIONS)
     missing = sorted(w for w in words if not callable(getattr(context, w, None)))
     assert not missing, f"{cls} lacks {missing}"

@@ -1,4 +1,4 @@
-"""The SASS front end (translator.sass, translator.ir) on the text forms of
+"""The SASS front end (translator.sass.listing, translator.ir.program) on the text forms of
 sm86-semantics.md §1: nvdisasm and cuobjdump listings, labels, guards, modifiers, operand
 forms, several kernels in one file, file:line on every instruction, and exact error messages."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from translator.errors import ProgramError, SassSyntaxError, UnsupportedInstruction
-from translator.ir import load_program
-from translator.sass import parse_listing
+from warpboard.translator.errors import ProgramError, SassSyntaxError, UnsupportedInstruction
+from warpboard.translator.ir.program import load_program
+from warpboard.translator.sass.listing import parse_listing
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -380,7 +380,7 @@ def test_spans_need_no_instruction_parsing():
 
 
 def test_cuobjdump_kernels_are_what_cases_see():
-    from harness.cases import has_kernel, kernel_section, listing_kernels
+    from warpboard.harness.case.model import has_kernel, kernel_section, listing_kernels
     assert listing_kernels(CUOBJDUMP) == ["add_one", "other"] and has_kernel(CUOBJDUMP, "other")
     other = kernel_section(CUOBJDUMP, "other")
     assert other.lstrip().startswith("Function : other") and "add_one" not in other
@@ -461,7 +461,7 @@ def test_well_formed_but_unknown_forms_are_unsupported_not_syntax_errors():
 
 
 def test_an_index_register_in_an_address_is_unsupported_when_translated():
-    from translator.emit import translate
+    from warpboard.translator.emit.emitter import translate
     program = load_program(_kernel("LDS R0, [R2+R3]", "EXIT"), None, "i.sass")
     with pytest.raises(UnsupportedInstruction) as err:
         translate(program, (32, 1, 1))
@@ -473,7 +473,7 @@ def test_an_index_register_in_an_address_is_unsupported_when_translated():
 # ---------------------------------------------------------------- linear time
 def _parse_seconds(text: str, repeat: int = 5) -> float:
     """Best of ``repeat`` cold parses of every kernel of ``text``."""
-    from translator import sass_operands
+    from warpboard.translator.sass import operands as sass_operands
     best = float("inf")
     for _ in range(repeat):
         sass_operands.clear_caches()
@@ -485,14 +485,14 @@ def _parse_seconds(text: str, repeat: int = 5) -> float:
 
 
 def test_parsing_time_grows_linearly():
-    from harness.bench import big_listing
+    from warpboard.harness.tools.bench import big_listing
     once, four = big_listing(ROOT / "cases", 6000), big_listing(ROOT / "cases", 24000)
     assert four.count("\n") == 4 * once.count("\n") == 24000
     assert _parse_seconds(four) < 6 * _parse_seconds(once)
 
 
 def test_big_listing_kernels_stay_distinct_and_parse():
-    from harness.bench import big_listing, parse_rate
+    from warpboard.harness.tools.bench import big_listing, parse_rate
     text = big_listing(ROOT / "cases", 20000)
     listing = parse_listing(text, "big.sass")
     assert not listing.errors()
@@ -572,7 +572,7 @@ def test_branch_targets_on_a_direct_branch_are_refused():
 
 
 def test_annotations_print_back():
-    from translator.sass_print import format_instruction
+    from warpboard.translator.sass.printer import format_instruction
     text = _annotated('BRX R2 -0x20                                (*"BRANCH_TARGETS .L_x_1,.L_x_2"*)',
                       'STL [R1+0x4], R4 (*"SpillRefill"*)')
     printed = [format_instruction(r) for r in parse_listing(text, "p.sass")["first"].instructions]
@@ -580,9 +580,9 @@ def test_annotations_print_back():
 
 
 def test_an_opcode_left_out_on_purpose_says_why():
-    from translator.errors import UnsupportedInstruction
-    from translator.ir import load_program
-    from harness.corpus import blocker_key
+    from warpboard.translator.errors import UnsupportedInstruction
+    from warpboard.translator.ir.program import load_program
+    from warpboard.harness.tools.corpus import blocker_key
     with pytest.raises(UnsupportedInstruction) as err:
         load_program(".text.k:\n        /*0000*/  HMMA.16816.F32 R4, R8, R12, R4 ;\n"
                      "        /*0010*/  EXIT ;\n", "k")

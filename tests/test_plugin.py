@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import devices
-from harness.devices import DeviceConfig
+from warpboard.harness.run import devices
+from warpboard.harness.run.devices import DeviceConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 WRONG_WORD = ("1 words differ: thread 0 (warp 0 lane 0) out[0]: expected 0x6731, got 0x6730")

@@ -12,14 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from harness import cubin, newcase
-from harness.cases import BufferSpec, Case, Param, load_case
-from harness.dispatch import prepare, run_interpreter, run_vulkan, translate_case
-from harness.results import Outcome
-from translator import abi, ops, vprintf
-from translator.ir import load_program
-from translator.sass import parse_listing
-from translator.sass_print import format_instruction
+from warpboard.harness.case import cubin
+from warpboard.harness.tools import newcase
+from warpboard.harness.case.model import BufferSpec, Case, Param, load_case
+from warpboard.harness.run.dispatch import prepare, run_interpreter, run_vulkan, translate_case
+from warpboard.harness.run.results import Outcome
+from warpboard.translator import abi
+from warpboard.translator.isa import ops
+from warpboard.translator.values import vprintf
+from warpboard.translator.ir.program import load_program
+from warpboard.translator.sass.listing import parse_listing
+from warpboard.translator.sass.printer import format_instruction
 
 ROOT = Path(__file__).resolve().parents[1]
 PRINTF_CASES = sorted(p.stem for p in (ROOT / "cases" / "printf").glob("*.toml"))
@@ -205,7 +208,7 @@ def test_new_case_resolves_bank_4_and_keeps_the_strings(tmp_path):
     pointers = {bank4[o] | bank4[o + 4] << 32 for o in range(0, max(bank4) + 1, 8) if o in bank4}
     assert VPRINTF in pointers and abi.global_data_address(at["%s=%d\n"]) in pointers
     run = run_interpreter(prepare(case))
-    from harness.printf import printed
+    from warpboard.harness.run.printf import printed
     assert printed(run.printf, run.memory().string).lines() == [(t, f"t={t}") for t in range(4)]
 
 

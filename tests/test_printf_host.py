@@ -14,12 +14,13 @@ import sys
 
 import pytest
 
-from harness import printf, truth
-from harness.capture import captured_stdout
-from harness.cases import CaseError
-from harness.engine import run_case
-from harness.printf import Printed, compare_lines, format_record, split_lines
-from reports import render
+from warpboard.harness.run import printf
+from warpboard.harness.tools import truth
+from warpboard.harness.tools.capture import captured_stdout
+from warpboard.harness.case.model import CaseError
+from warpboard.harness.run.engine import run_case
+from warpboard.harness.run.printf import Printed, compare_lines, format_record, split_lines
+from warpboard.reports import render
 
 LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None
 STRINGS = {0x7F07_1000_0040: b"xyz", 0x7F07_1000_0050: b""}

@@ -9,14 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from harness import newcase
-from harness.cases import load_case
-from harness.fuzz import cpu_model, knobs
-from harness.fuzz.build import batch_source
-from harness.fuzz.generate import generate, generate_edited
-from harness.fuzz.reduce import (Checker, Reduction, moves, origin, reduce_program, signature,
-                                 unsupported_mnemonic, write_case)
-from harness.results import CaseResult, Mismatch, Status
+from warpboard.harness.tools import newcase
+from warpboard.harness.case.model import load_case
+from warpboard.harness.fuzz import cpu_model, knobs
+from warpboard.harness.fuzz.build import batch_source
+from warpboard.harness.fuzz.generate import generate, generate_edited
+from warpboard.harness.fuzz.reduce import (
+    Checker,
+    Reduction,
+    moves,
+    origin,
+    reduce_program,
+    signature,
+    unsupported_mnemonic,
+    write_case,
+)
+from warpboard.harness.run.results import CaseResult, Mismatch, Status
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 

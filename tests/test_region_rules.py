@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from listing_kit import HEAD, store_outputs
 
-from harness.cases import load_case
-from harness.engine import run_case
-from harness.results import Status
+from warpboard.harness.case.model import load_case
+from warpboard.harness.run.engine import run_case
+from warpboard.harness.run.results import Status
 
 LANES = 32
 CASES = Path(__file__).resolve().parents[1] / "cases"

@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from harness.results import Status
-from reports import collect, render
-from reports.cli import merge_main, report_main
-from reports.merge import merge
+from warpboard.harness.run.results import Status
+from warpboard.reports import collect, render
+from warpboard.reports.cli import merge_main, report_main
+from warpboard.reports.merge import merge
 
 
 def _md_table(text: str) -> dict[str, dict[str, str]]:

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import devices
-from harness.cases import load_case
-from harness.engine import run_case
-from harness.results import Status
-from translator import interp_ctx, ops
-from translator.ir import load_program
+from warpboard.harness.run import devices
+from warpboard.harness.case.model import load_case
+from warpboard.harness.run.engine import run_case
+from warpboard.harness.run.results import Status
+from warpboard.translator.interp import thread as interp_ctx
+from warpboard.translator.isa import ops
+from warpboard.translator.ir.program import load_program
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 REPROS = ["repro/livelock_bsync_warpsync", "repro/ballot_after_exchange", "repro/ballot_split_masks"]
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.xdist_group("lavapipe-w8")
 def device():
     if not devices.discover():
         pytest.skip("no Vulkan device")
-    from harness import vk
+    from warpboard.harness import vk
     with vk.Device(0) as dev:
         yield dev
 

@@ -1,5 +1,5 @@
 """Parse then print reproduces the listing: every instruction of every listing under cases/
-``bench/`` and ``tests/fixtures/listings/`` (``*.sass`` files and listings inline in case files), printed from its parsed fields by translator.sass_print, equals the text on
+``bench/`` and ``tests/fixtures/listings/`` (``*.sass`` files and listings inline in case files), printed from its parsed fields by translator.sass.printer, equals the text on
 its line (whitespace normalised, ``.reuse`` dropped). Every difference is listed before the
 test fails, so one run shows everything the parser loses (as NAK's disassembler tests do)."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import CaseError, load_case
-from translator.sass import parse_listing
-from translator.sass_print import format_instruction
+from warpboard.harness.case.model import CaseError, load_case
+from warpboard.translator.sass.listing import parse_listing
+from warpboard.translator.sass.printer import format_instruction
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTINGS = sorted(p for d in ("cases", "bench", "tests/fixtures/listings") for p in (ROOT / d).rglob("*.sass"))

@@ -16,8 +16,8 @@ import struct
 
 import pytest
 
-from harness.cases import Param
-from translator import abi
+from warpboard.harness.case.model import Param
+from warpboard.translator import abi
 
 M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 EDGE = [0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]
@@ -287,8 +287,8 @@ def test_every_lut_by_shannon_expansion_is_its_table():
     """All 256 tables, bitwise on words and on predicates, with the interpreter's arithmetic;
     and none costs more than six operations (a sum of minterms costs up to 20)."""
     import random
-    from translator.interp_ctx import ThreadCtx
-    from translator.sem_alu import lut3
+    from warpboard.translator.interp.thread import ThreadCtx
+    from warpboard.translator.isa.sem.alu import lut3
 
     class Counting(ThreadCtx):
         ops = 0

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import CaseError, discover_cases
-from harness.dispatch import prepare, translate_case
-from translator.errors import UnsupportedInstruction
+from warpboard.harness.case.model import CaseError, discover_cases
+from warpboard.harness.run.dispatch import prepare, translate_case
+from warpboard.translator.errors import UnsupportedInstruction
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_ENV = "vulkan1.1"

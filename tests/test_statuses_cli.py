@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.results import CaseResult, Outcome, Run, Status, decide
-from translator import abi
+from warpboard.harness.run.results import CaseResult, Outcome, Run, Status, decide
+from warpboard.translator import abi
 from warpboard import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def test_every_outcome_names_a_status_and_every_shader_code_an_outcome():
 
 
 def test_the_reports_colour_every_status_from_the_table():
-    from reports import render
+    from warpboard.reports import render
     for s in Status:
         assert render.STATUS_COLOURS[s.value] == s.colour
         assert render.STATUS_MEANING[s.value] == s.meaning
@@ -191,4 +191,4 @@ def test_the_import_check_sees_relative_and_late_imports():
     graph = _imports("warpboard")
     assert {"harness", "reports"} <= {n.split(".")[0] for n in graph["warpboard.cli"]}
     assert "warpboard.cli" in graph["warpboard.__main__"]
-    assert "harness.results" in _imports("harness")["harness.engine"]
+    assert "harness.run.results" in _imports("harness")["harness.run.engine"]

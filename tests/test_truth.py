@@ -1,4 +1,4 @@
-"""``warpboard record-truth`` (harness/truth.py, truth_gpu.py, truth_write.py) without a GPU:
+"""``warpboard record-truth`` (harness/tools/truth.py, truth_gpu.py, truth_write.py) without a GPU:
 the runner is replaced by a fake, so what is tested is the selection, the refusal rule, the
 choice of buffers and the rewriting of the case files (only the expected words and the
 provenance may change)."""
@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from harness import truth, truth_write
-from harness.cases import discover_cases, load_case
+from warpboard.harness.tools import truth, truth_write
+from warpboard.harness.case.model import discover_cases, load_case
 
 try:
     import tomllib

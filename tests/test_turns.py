@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import load_case
-from harness.engine import Options, run_case
-from harness.results import Status
-from translator import schedule
+from warpboard.harness.case.model import load_case
+from warpboard.harness.run.engine import Options, run_case
+from warpboard.harness.run.results import Status
+from warpboard.translator.interp import waits as schedule
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 TURNS_CASES = ["truth/uneven_branch_ballot", "branches/uneven_if_chain", "bssy/nested_if4",
@@ -53,7 +53,7 @@ def test_both_back_ends_take_the_same_turns(vulkan_device):
     library takes exactly as many turns on both (and passes on both). A case tagged
     ``inter-block`` spins on another block's progress, so how many turns it takes depends on
     when the device runs each block: it must pass, but its turns are its own."""
-    from harness.cases import discover_cases
+    from warpboard.harness.case.model import discover_cases
     checked = 0
     for case in discover_cases(CASES):
         cpu = run_case(case, "interp")
@@ -80,7 +80,7 @@ def _opcodes(spirv: bytes):
 
 
 def _shader(case_id):
-    from harness import dispatch
+    from warpboard.harness.run import dispatch
     prep = dispatch.prepare(_case(case_id))
     return prep.program, dispatch.translate_case(prep, use_cache=False)[0]
 
@@ -88,7 +88,7 @@ def _shader(case_id):
 @pytest.mark.parametrize("case_id", ["match_redux/redux_all_ops", "float/f32_softmax_warp", "vote/hand_vote_eq"])
 def test_collectives_share_one_exchange_site(case_id):
     """However many collectives a program has, its shader has one rendezvous: the fill's, the
-    vote's and the exchange site's barriers, no more (translator/emit_exchange.py). Inline,
+    vote's and the exchange site's barriers, no more (translator/emit/turns/exchange.py). Inline,
     each collective added a barrier and about seven workgroup-memory accesses, and lavapipe's
     compile time grows with the square of those (translator/README.md, "What the driver pays")."""
     program, shader = _shader(case_id)

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from harness import vk
-from harness.worker import Worker
+from warpboard.harness import vk
+from warpboard.harness.run.worker import Worker
 
 TARGET_ENV = "vulkan1.1"
 N = 256  # invocations: 4 workgroups of 64
@@ -206,5 +206,5 @@ def test_vulkan_error_names_function_and_result():
     assert isinstance(err, RuntimeError)
     assert issubclass(vk.VkDeviceLost, vk.VulkanError)
     assert issubclass(vk.VkTimeout, vk.VulkanError)
-    from harness.vk._base import _result_name
+    from warpboard.harness.vk._base import _result_name
     assert _result_name(type("VkErrorDeviceLost", (), {})) == "VK_ERROR_DEVICE_LOST"

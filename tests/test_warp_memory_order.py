@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cases import load_case
-from harness.dispatch import prepare
-from translator.interp import Interpreter, Memory
+from warpboard.harness.case.model import load_case
+from warpboard.harness.run.dispatch import prepare
+from warpboard.translator.interp.machine import Interpreter, Memory
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 

@@ -4,9 +4,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import devices
-from harness.dispatch import warps_are_subgroups
-from harness.worker import Worker
+from warpboard.harness.run import devices
+from warpboard.harness.run.dispatch import warps_are_subgroups
+from warpboard.harness.run.worker import Worker
 
 FULL = ("basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative", "quad")
 

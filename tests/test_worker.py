@@ -1,4 +1,4 @@
-"""harness.worker: values, exceptions, timeouts and crashes each come back as a reply,
+"""harness.run.worker: values, exceptions, timeouts and crashes each come back as a reply,
 and the Worker keeps working afterwards."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.worker import Worker, WorkerReply
+from warpboard.harness.run.worker import Worker, WorkerReply
 
 
 @pytest.fixture

@@ -50,7 +50,7 @@ def unpicklable():
 
 def run_spirv(index: int, spirv: bytes, buffers: list[bytes], groups, timeout_s: float):
     """Run a shader on the child's cached device and return (outputs, last_timings)."""
-    from harness.worker import cached_device
+    from warpboard.harness.run.worker import cached_device
     device = cached_device(index)
     return device.run(spirv, buffers, groups=groups, timeout_s=timeout_s), device.last_timings
 
@@ -58,9 +58,9 @@ def run_spirv(index: int, spirv: bytes, buffers: list[bytes], groups, timeout_s:
 def run_case_here(case_id: str) -> dict:
     """The cell of one library case on the child's device 0, as the engine decides it."""
     from pathlib import Path
-    from harness.cases import discover_cases
-    from harness.engine import run_case
-    from harness.worker import cached_device
+    from warpboard.harness.case.model import discover_cases
+    from warpboard.harness.run.engine import run_case
+    from warpboard.harness.run.worker import cached_device
     root = Path(__file__).resolve().parents[1] / "cases"
     case = discover_cases(root, [case_id])[0]
     device = cached_device(0)
@@ -70,7 +70,7 @@ def run_case_here(case_id: str) -> dict:
 
 def misbehave(case_path, root, index, device_id, options):
     """The engine's cell target, except that cases named crash_me and hang_me crash and hang."""
-    from harness.engine import worker_run
+    from warpboard.harness.run.engine import worker_run
     if "crash_me" in case_path:
         os._exit(7)
     if "hang_me" in case_path:
@@ -80,6 +80,6 @@ def misbehave(case_path, root, index, device_id, options):
 
 def pid_cell(case_path, root, index, device_id, options) -> dict:
     """A PASS cell whose message is the worker's pid (which process ran the case)."""
-    from harness.results import CaseResult, Outcome, Status
+    from warpboard.harness.run.results import CaseResult, Outcome, Status
     case = os.path.basename(case_path).removesuffix(".toml")
     return CaseResult(case, device_id, Status.PASS, message=str(os.getpid()), outcome=Outcome.OK.value).to_json()

@@ -17,7 +17,7 @@ functions outside the kernel that bank 4 points to have addresses of their own
 Vulkan side: two storage buffers. Binding 0, ``ctrl``: status words, counters, the buffer
 table, the step budget and constant bank 0. Binding 1, ``heap``: every case buffer, one after
 another, in 32-bit words. A program that calls vprintf has a third, binding 2, ``printf``:
-a count of records, the capacity, and the records (see :mod:`translator.vprintf`).
+a count of records, the capacity, and the records (see :mod:`translator.values.vprintf`).
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ MAX_BUFFERS = 8
 GLOBAL_DATA_SLOT = MAX_BUFFERS - 1      # the buffer holding the kernel's .nv.global.init
 FUNCTIONS = {"vprintf": 0x7E00_0000_0000_1000}   # where bank 4's function pointers point
 
-# printf buffer layout (binding 2), in 32-bit words: see translator.vprintf
+# printf buffer layout (binding 2), in 32-bit words: see translator.values.vprintf
 PRINTF_COUNT, PRINTF_CAPACITY = 0, 1     # records written (past the capacity: dropped), room for
 PRINTF_HEADER = 4                        # words before the first record
 PRINTF_ARG_WORDS = 64                    # argument bytes kept per call: 32 arguments of 8 bytes
@@ -53,7 +53,7 @@ TABLE = 32                     # per buffer: heap word offset, size in bytes (wh
 CBANK = 64
 CTRL_WORDS = CBANK + CBANK_BYTES // 4 + (NUM_BANKS - 1) * BANK_BYTES // 4
 
-# status codes written by the shader (first writer wins); harness.results.Outcome names them
+# status codes written by the shader (first writer wins); harness.run.results.Outcome names them
 OK, FAULT, LIVELOCK, BAD_PC, NOT_WARPS = 0, 1, 2, 3, 4
 
 DEFAULT_BUDGET = 60000         # steps per thread (free) or turns per workgroup (turns); lavapipe

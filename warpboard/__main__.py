@@ -1,6 +1,6 @@
 """``python -m warpboard``: the same as the ``warpboard`` command."""
 import sys
 
-from .cli import main
+from warpboard.cli import main
 
 sys.exit(main())

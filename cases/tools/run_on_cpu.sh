@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.stderr.write(run.stderr.decode("utf-8", "backslashreplace"))
         sys.exit(f"{case_path}: the kernel failed on the CPU (exit {run.returncode})")
     out = words_file.read_text()
-    printed = run.stdout.decode("utf-8", "backslashreplace").split("\n")   # as harness.printf decodes
+    printed = run.stdout.decode("utf-8", "backslashreplace").split("\n")   # as harness.run.printf decodes
     printed = printed[:-1] if printed[-1] == "" else printed
 
 results = [[int(w) for w in line.split()] for line in out.splitlines()]

@@ -16,8 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cases import kernel_section, listing_kernels
-from ..newcase import ARCH, NewCaseError, case_constants, compile_listing, constants_toml, toml_string, toml_words
+from ..case.model import kernel_section, listing_kernels
+from ..tools.newcase import (
+    ARCH,
+    NewCaseError,
+    case_constants,
+    compile_listing,
+    constants_toml,
+    toml_string,
+    toml_words,
+)
 from . import cpu_model
 from .generate import PRELUDE, Program
 
@@ -46,7 +54,7 @@ def case_text(p: Program, words: list[int], batch: str, nvcc_version: str, const
     cubin, listing = f"{batch}.cubin", f"{p.name}.{ARCH}.sass"
     cmd = (f"nvcc{' ' + nvcc_version if nvcc_version else ''} -cubin -arch={ARCH} -o {cubin} "
            f"{batch}.cu && nvdisasm -c {cubin} > {batch}.{ARCH}.sass; {listing} is its "
-           f".text.{p.name} section (harness.cases.kernel_section)")
+           f".text.{p.name} section (harness.case.model.kernel_section)")
     lines = [f"name = {toml_string(p.name)}",
              f"summary = {toml_string(f'Random divergent kernel from seed {p.seed} ({p.block} threads x {p.grid} blocks).')}",
              "tags = [" + ", ".join(toml_string(t) for t in ("fuzz",) + p.features) + "]",

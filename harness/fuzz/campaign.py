@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..results import CaseResult, Status
+from ..run.results import CaseResult, Status
 from . import knobs as knobs_mod
 from .build import Built, build_batch
 from .generate import generate
@@ -82,8 +82,8 @@ def run(cases, columns: list[Column], root: Path, options, jobs: int = 0,
     a driver compiles a shader on the CPU, whatever the device. The shares of all columns are
     interleaved, so the columns advance together. Past ``stop_after_s`` seconds no worker
     starts another cell: a run with a wall-clock limit still ends with a summary of what ran."""
-    from ..engine import run_in_worker
-    from ..worker import Worker
+    from ..run.engine import run_in_worker
+    from ..run.worker import Worker
     jobs = jobs or os.cpu_count() or 1
     deadline = None if stop_after_s is None else time.monotonic() + stop_after_s
     tasks = [(col, cases[i::jobs]) for i in range(jobs) for col in columns if cases[i::jobs]]
@@ -107,7 +107,7 @@ def columns_for(patterns: list[str] | None, interp: bool) -> list[Column]:
     """The interpreter and the Vulkan configurations matching ``patterns`` (none: no device)."""
     cols = [Column(INTERP)] if interp else []
     if patterns:
-        from .. import devices
+        from ..run import devices
         cols += [Column(c.id, c.index, dict(c.env)) for c in devices.select(devices.discover(), patterns)]
     return cols
 

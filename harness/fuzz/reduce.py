@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..results import CaseResult, Status
+from ..run.results import CaseResult, Status
 from .build import Built, build_batch
 from .generate import Program, Site, generate_edited
 from .knobs import Knobs
@@ -100,7 +100,7 @@ class Checker:
 def device_judge(device: str, wanted: tuple[str, ...], options, jobs: int = 0) -> Judge:
     """A judge that runs the cases on ``device`` (``interp`` or a Vulkan id) and keeps those
     whose :func:`signature` is ``wanted``."""
-    from ..cases import load_case
+    from ..case.model import load_case
     from . import campaign
 
     def judge(built: list[Built], root: Path) -> list[bool]:
@@ -265,7 +265,7 @@ def sass_instructions(listing: str) -> int:
 def write_case(r: Reduction, out_dir: Path, name: str, derivation: str, jobs: int = 0) -> Path:
     """The reduced program as a case ``out_dir/NAME.toml`` with ``NAME.cu`` and
     ``NAME.sm_86.sass`` beside it, its expected words the CPU model's (``derived``)."""
-    from ..newcase import toml_string
+    from ..tools.newcase import toml_string
     program = generate_edited(r.seed, r.knobs, r.edits, name)[0]
     built = build_batch([program], Path(out_dir), name, jobs)[0]
     if built.status != "case":
@@ -324,14 +324,14 @@ def columns(device: str):
 
 def run_case(path: Path, device: str, options) -> CaseResult:
     """One case file on one device."""
-    from ..cases import load_case
+    from ..case.model import load_case
     from . import campaign
     return campaign.run([load_case(path, path.parent)], columns(device), path.parent, options, 1)[0]
 
 
 def report(r: Reduction, before: CaseResult, after: CaseResult, written: Path, checker: Checker) -> str:
     """What the reduction did: statements, source and SASS lines before and after, its cost."""
-    from ..newcase import ARCH
+    from ..tools.newcase import ARCH
     orig_sass = Path(checker.work / "batch0000" / f"fz{r.seed}c.{ARCH}.sass")
     new_sass = written.with_name(f"{written.stem}.{ARCH}.sass")
     rows = [("statements", r.statements({}), r.statements()),
@@ -361,7 +361,7 @@ def run(args) -> int:
 
 def _reduce(args, say) -> int:
     import shutil
-    from ..engine import Options
+    from ..run.engine import Options
     from . import knobs as knobs_mod
     case_path = Path(args.case)
     seed, knobs_path = origin(case_path, args.seed, args.knobs)
@@ -391,7 +391,7 @@ def _reduce(args, say) -> int:
 
 def check_origin(case_path: Path, seed: int, knobs: Knobs, knobs_path: str | None) -> None:
     """The case's source must hold the program the seed and knobs give (else the knobs differ)."""
-    from ..cases import load_case
+    from ..case.model import load_case
     case = load_case(case_path, case_path.parent)
     if case.source is None or generate_edited(seed, knobs)[0].source not in case.source.read_text():
         raise ValueError(f"{case_path}: its source is not the program of seed {seed} under "

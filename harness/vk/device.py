@@ -7,8 +7,18 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Sequence
 
-from ._base import (_SPIRV_MAX_BY_API, _WANTED_FEATURES, VkDeviceLost, VkTimeout, VulkanError, _api_tuple, _call,
-                    _ffi, _Instance, _v)
+from ._base import (
+    _SPIRV_MAX_BY_API,
+    _WANTED_FEATURES,
+    VkDeviceLost,
+    VkTimeout,
+    VulkanError,
+    _api_tuple,
+    _call,
+    _ffi,
+    _Instance,
+    _v,
+)
 from .info import _describe, _feature_structs, _device_extensions
 from .spirv_check import check_spirv, validate_spirv
 
@@ -111,7 +121,7 @@ class Device:
         buf = _ffi.new("char[]", size[0])
         if lib.vkGetPipelineCacheData(self._device, self._cache, size, buf) != 0:
             return
-        from harness.files import write_atomic
+        from ..files import write_atomic
         try:
             write_atomic(self._cache_path, _ffi.buffer(buf, size[0])[:])
         except OSError:                  # read-only or full: the cache is lost, nothing else

@@ -3,8 +3,20 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ._base import (_WANTED_FEATURES, VulkanError, _Instance, _api_tuple, _call, _driver_version_str,
-                    _ffi, _flag_names, _link, _text, _v, version_str)
+from ._base import (
+    _WANTED_FEATURES,
+    VulkanError,
+    _Instance,
+    _api_tuple,
+    _call,
+    _driver_version_str,
+    _ffi,
+    _flag_names,
+    _link,
+    _text,
+    _v,
+    version_str,
+)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,160 @@
+"""The constant banks a cubin gives a kernel, read from its ELF sections.
+
+nvcc puts ``__constant__`` data in the section ``.nv.constant3`` (bank 3, shared by the
+module's kernels) and tables of its own in ``.nv.constant2`` (bank 2), or with the kernel's
+name appended (``.nv.constant2.NAME``) where they are the kernel's alone. Bank 0 (the launch
+and the parameters, ``.nv.constant0.NAME``) is the harness's to fill. Bank 4
+(``.nv.constant4``) holds 64-bit pointers that the driver relocates: to printf's format
+strings in ``.nv.global.init`` and to vprintf; :func:`bank4_and_strings` resolves them to the
+addresses translator.abi gives those. Only the little-endian ELF64 that nvcc writes is read:
+section headers, the section-name table, the symbol table and REL relocations.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from warpboard.translator import abi
+
+CASE_BANKS = (2, 3)             # banks a case file carries (see cases/README.md, [[constants]])
+_SECTION = re.compile(r"^\.nv\.constant(\d+)(?:\.(.+))?$")
+_NOBITS = 8
+_SYMTAB, _REL = 2, 9
+R_CUDA_64 = 2                   # a 64-bit absolute address
+GLOBAL_INIT = ".nv.global.init"
+
+
+class CubinError(ValueError):
+    """Not an ELF64 little-endian file, or one whose section table does not fit it."""
+
+
+def sections(data: bytes) -> list[tuple[str, int, bytes]]:
+    """(name, type, contents) of every section in header order; NOBITS sections give zero
+    bytes of their size."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise CubinError("not a little-endian ELF64 file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    if shoff + shnum * shentsize > len(data) or shentsize < 0x40:
+        raise CubinError("section header table outside the file")
+    heads = [struct.unpack_from("<IIQQQQ", data, shoff + k * shentsize) for k in range(shnum)]
+    names_at, names_size = heads[shstrndx][4], heads[shstrndx][5]
+    out = []
+    for name_off, kind, _, _, offset, size in heads:
+        end = data.index(b"\0", names_at + name_off, names_at + names_size)
+        name = data[names_at + name_off:end].decode("ascii", "replace")
+        body = bytes(size) if kind == _NOBITS else data[offset:offset + size]
+        if len(body) != size:
+            raise CubinError(f"section {name} outside the file")
+        out.append((name, kind, body))
+    return out
+
+
+def constant_banks(data: bytes, kernel: str) -> dict[int, bytes]:
+    """The initial contents of banks 2 and 3 as the kernel sees them (absent: not used)."""
+    banks: dict[int, bytes] = {}
+    for name, _, body in sections(data):
+        m = _SECTION.match(name)
+        if not m or int(m.group(1)) not in CASE_BANKS or m.group(2) not in (None, kernel):
+            continue
+        banks[int(m.group(1))] = body
+    return banks
+
+
+def bank_words(body: bytes) -> list[tuple[int, tuple[int, ...]]]:
+    """A bank's bytes as (byte offset, words) runs, leaving out all-zero stretches of 16
+    words or more (a zeroed bank needs no data): the [[constants]] tables of a case."""
+    body = body + bytes(-len(body) % 4)
+    words = struct.unpack(f"<{len(body) // 4}I", body)
+    runs, start, zeros = [], None, 0
+    for k, w in enumerate(words + (0,) * 16):
+        if w:
+            start = k if start is None else start
+            zeros = 0
+        elif start is not None:
+            zeros += 1
+            if zeros == 16:
+                runs.append((4 * start, words[start:k - 15]))
+                start, zeros = None, 0
+    return runs
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str
+    section: int        # index of the section it is in (0: undefined)
+    value: int          # its offset in that section
+    size: int
+
+
+def symbols(data: bytes) -> list[Symbol]:
+    """The entries of the symbol table (.symtab), in order."""
+    table = sections(data)
+    for name, kind, body in table:
+        if kind == _SYMTAB:
+            strtab = table[_link(data, name, table)][2]
+            out = []
+            for at in range(0, len(body) - 23, 24):
+                name_off, _, _, shndx, value, size = struct.unpack_from("<IBBHQQ", body, at)
+                end = strtab.find(b"\0", name_off)
+                out.append(Symbol(strtab[name_off:end].decode("ascii", "replace"), shndx, value, size))
+            return out
+    return []
+
+
+def _link(data: bytes, name: str, table) -> int:
+    """The sh_link field of the section called ``name`` (its string table, for .symtab)."""
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, = struct.unpack_from("<H", data, 0x3A)
+    index = [t[0] for t in table].index(name)
+    return struct.unpack_from("<I", data, shoff + index * shentsize + 0x28)[0]
+
+
+def relocations(data: bytes, target: str) -> list[tuple[int, int, int]]:
+    """(offset, symbol index, type) of the REL relocations of section ``target``."""
+    for name, kind, body in sections(data):
+        if kind == _REL and name == ".rel" + target:
+            return [(off, info >> 32, info & 0xFFFFFFFF)
+                    for off, info in (struct.unpack_from("<QQ", body, at) for at in range(0, len(body) - 15, 16))]
+    return []
+
+
+def bank4_and_strings(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
+    """Bank 4 with its pointers resolved, and the strings of the global data they point to.
+
+    A 64-bit relocation to a symbol of ``.nv.global.init`` becomes ``abi.global_data_address``
+    of its offset, one to a function of ``abi.FUNCTIONS`` that function's address; others
+    (``__device__`` variables, other functions) stay 0. The strings are the NUL-terminated
+    UTF-8 objects of ``.nv.global.init`` (offset, text without the NUL)."""
+    table = sections(data)
+    names = [t[0] for t in table]
+    bank = bytearray(next((t[2] for t in table if t[0] == ".nv.constant4"), b""))
+    init = names.index(GLOBAL_INIT) if GLOBAL_INIT in names else -1
+    syms = symbols(data)
+    for offset, index, kind in relocations(data, ".nv.constant4"):
+        sym = syms[index] if index < len(syms) else None
+        if kind != R_CUDA_64 or sym is None or offset + 8 > len(bank):
+            continue
+        if sym.section == init:
+            address = abi.global_data_address(sym.value)
+        elif sym.section == 0 and sym.name in abi.FUNCTIONS:
+            address = abi.FUNCTIONS[sym.name]
+        else:
+            continue
+        addend, = struct.unpack_from("<Q", bank, offset)
+        struct.pack_into("<Q", bank, offset, (address + addend) & (1 << 64) - 1)
+    return bytes(bank), _strings(table[init][2] if init >= 0 else b"", syms, init)
+
+
+def _strings(body: bytes, syms: list[Symbol], init: int) -> list[tuple[int, str]]:
+    out = []
+    for sym in sorted({s for s in syms if s.section == init and s.size}, key=lambda s: s.value):
+        raw = body[sym.value:sym.value + sym.size]
+        if len(raw) != sym.size or not raw.endswith(b"\0") or b"\0" in raw[:-1]:
+            continue
+        try:
+            out.append((sym.value, raw[:-1].decode("utf-8")))
+        except UnicodeDecodeError:
+            continue
+    return out

@@ -1,0 +1,206 @@
+"""One case, one launch: lay out memory by the ABI, run on a Vulkan device or the CPU
+reference interpreter, and hand back the buffers and what the shader reported.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import time
+from dataclasses import dataclass, field
+
+from warpboard.translator import abi
+from warpboard.translator.values import vprintf
+from warpboard.translator.emit.emitter import Shader, translate
+from warpboard.translator.interp.machine import BadPc, Fault, Interpreter, Livelock, Memory
+from warpboard.translator.interp.thread import TRAP
+from warpboard.translator.ir.program import Program, load_program
+from warpboard.translator.values.vprintf import PrintfOutput
+
+from ..case.model import Case
+from .results import Outcome
+
+INTERPRETER_OUTCOME = {Fault: Outcome.FAULT, Livelock: Outcome.LIVELOCK, BadPc: Outcome.BAD_PC}
+
+
+@dataclass
+class Prepared:
+    """A case turned into what a dispatch needs. ``buffers`` are the case's, then (where the
+    case has strings) empty slots up to abi.GLOBAL_DATA_SLOT and its global data."""
+    case: Case
+    program: Program
+    launch: abi.Launch
+    cbank: bytes
+    buffers: list[bytes]
+    budget: int
+
+
+@dataclass
+class RawRun:
+    """What came back from one launch, before any comparison."""
+    buffers: list[bytes]
+    outcome: Outcome = Outcome.OK
+    detail: str = ""
+    counters: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    mode: str = ""
+    printf: PrintfOutput | None = None      # the vprintf calls, where the program makes any
+
+    def memory(self) -> "GlobalMemory":
+        """The global memory the launch left (buffers and global data), for %s and formats."""
+        return GlobalMemory(self.buffers)
+
+
+@dataclass
+class GlobalMemory:
+    """Global memory after a launch, by address (see abi.buffer_address)."""
+    buffers: list[bytes]
+
+    def string(self, addr: int, limit: int = vprintf.MAX_FORMAT_BYTES) -> bytes | None:
+        """The NUL-terminated bytes at ``addr`` (at most ``limit``), None outside every buffer."""
+        k, off = (addr >> 32) - abi.BUFFER_HI, (addr & 0xFFFFFFFF) - abi.BUFFER_LO
+        if not 0 <= k < len(self.buffers) or not 0 <= off < len(self.buffers[k]):
+            return None
+        data = self.buffers[k][off:off + limit]
+        end = data.find(b"\0")
+        return data if end < 0 else data[:end]
+
+
+def prepare(case: Case, budget: int | None = None) -> Prepared:
+    """Parse and decode the case's kernel and build its constant bank and buffers."""
+    program = load_program(case.listing_text, case.kernel, str(case.listing_path), case.listing_line, case.block)
+    launch = abi.Launch(case.grid, case.block)
+    names = [b.name for b in case.buffers]
+    params = [("u64", abi.buffer_address(names.index(p.value))) if p.kind == "buffer" else (p.kind, p.value)
+              for p in case.params]
+    buffers = [struct.pack(f"<{b.words}I", *b.init) for b in case.buffers]
+    if case.strings:
+        buffers += [b""] * (abi.GLOBAL_DATA_SLOT - len(buffers)) + [case.global_data]
+    return Prepared(case, program, launch, abi.constant_bank(launch, params, case.constants), buffers,
+                    budget or case.step_budget or abi.DEFAULT_BUDGET)
+
+
+def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
+                   use_cache: bool = True, warp_subgroups: bool = False) -> tuple[Shader, float]:
+    """The case's shader (from the SPIR-V cache when it has it) and the seconds it took."""
+    from . import cache
+    start = time.perf_counter()
+    case, program = prep.case, prep.program
+    key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,
+                          subgroup_vote, warp_subgroups) if use_cache else None
+    spirv = cache.load_spirv(key) if key else None
+    if spirv is not None:
+        shader = Shader(spirv, mode or program.mode, prep.launch.block, case.shared_bytes, program.name,
+                        len(program.insts), cached=True)
+    else:
+        shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups)
+        if key:
+            cache.store_spirv(key, shader.spirv)
+    return shader, time.perf_counter() - start
+
+
+def warps_are_subgroups(info) -> bool:
+    """Whether a device's subgroups can stand for warps (32 wide, with vote, ballot, shuffle and
+    arithmetic in compute shaders): collectives then skip workgroup memory and barriers.
+    ``WARPBOARD_WARP_SUBGROUPS=off`` keeps them in workgroup memory everywhere."""
+    if os.environ.get("WARPBOARD_WARP_SUBGROUPS", "on") == "off":
+        return False
+    return (info.subgroup_size == 32 and "compute" in info.subgroup_stages
+            and {"vote", "ballot", "shuffle", "arithmetic"} <= set(info.subgroup_operations))
+
+
+def heap_offsets(buffers: list[bytes]) -> list[int]:
+    """Each buffer's byte offset in the heap: packed in order, each on an 8-byte boundary (a
+    64-bit atomic runs on a ``uint64_t`` view of the heap), so a gap of one word may follow."""
+    offsets, at = [], 0
+    for data in buffers:
+        offsets.append(at)
+        at += (len(data) + 7) // 8 * 8
+    return offsets
+
+
+def heap_bytes(buffers: list[bytes]) -> bytes:
+    """The heap: the buffers at :func:`heap_offsets`, gaps zero."""
+    return b"".join(data + bytes(-len(data) % 8) for data in buffers) or bytes(8)
+
+
+def control_words(prep: Prepared) -> bytes:
+    """The ctrl buffer: status, counters, buffer table, budget and the constant banks."""
+    ctrl = [0] * abi.CTRL_WORDS
+    ctrl[abi.BUDGET] = prep.budget
+    for k, (data, offset) in enumerate(zip(prep.buffers, heap_offsets(prep.buffers))):
+        ctrl[abi.TABLE + 2 * k] = offset // 4
+        ctrl[abi.TABLE + 2 * k + 1] = len(data)
+    ctrl[abi.CBANK:] = struct.unpack(f"<{len(prep.cbank) // 4}I", prep.cbank)
+    return struct.pack(f"<{abi.CTRL_WORDS}I", *ctrl)
+
+
+def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) -> RawRun:
+    """Dispatch on an open :class:`harness.vk.Device` and split the heap back into buffers."""
+    if len(prep.buffers) > abi.MAX_BUFFERS:
+        raise ValueError(f"{len(prep.buffers)} buffers; the ABI has room for {abi.MAX_BUFFERS}")
+    heap = heap_bytes(prep.buffers)
+    bound = [control_words(prep), heap]
+    if prep.program.calls_external:
+        words = vprintf.buffer_words()
+        bound.append(struct.pack(f"<{len(words)}I", *words))
+    start = time.perf_counter()
+    ctrl_out, heap_out, *printf_out = device.run(shader.spirv, bound, groups=prep.launch.grid,
+                                                 timeout_s=timeout_s)
+    elapsed = time.perf_counter() - start
+    words = struct.unpack(f"<{abi.CTRL_WORDS}I", ctrl_out[:abi.CTRL_WORDS * 4])
+    out = [bytes(heap_out[offset:offset + len(data)])
+           for data, offset in zip(prep.buffers, heap_offsets(prep.buffers))]
+    run = RawRun(out, mode=shader.mode, timings={"run_s": elapsed, **getattr(device, "last_timings", {})})
+    if printf_out:
+        run.printf = vprintf.decode(bytes(printf_out[0]))
+    run.counters = {"turns": words[abi.TURNS], "steps": words[abi.STEPS], "barriers": words[abi.BARRIERS],
+                    "instructions": words[abi.INSTRUCTIONS]}
+    status = words[abi.STATUS]
+    if status != abi.OK:
+        run.outcome = Outcome.from_shader(status)
+        run.detail = _describe_status(prep, status, words)
+    return run
+
+
+def _describe_status(prep: Prepared, status: int, words) -> str:
+    pc, thread = words[abi.STATUS_PC], words[abi.STATUS_THREAD]
+    per_block = prep.launch.threads_per_block
+    where = f"thread {thread} (block {thread // per_block}, warp {thread % per_block // 32} lane {thread % 32})"
+    inst = next((i for i in prep.program.insts if i.pc == pc), None)
+    at = f"pc {pc:#06x}" + (f" ({inst.where}: {inst.text})" if inst else "")
+    if status == abi.FAULT:
+        addr = words[abi.STATUS_ADDR_HI] << 32 | words[abi.STATUS_ADDR_LO]
+        if inst is not None and inst.targets:
+            return f"{where} at {at}: branch to {addr:#x}, which is not one of its branch targets"
+        if inst is not None and inst.spec.name == "BPT":
+            return f"{where} at {at}: {TRAP}"
+        return f"{where} at {at}: access at {addr:#x} outside every buffer"
+    if status == abi.LIVELOCK:
+        counted = max(words[abi.TURNS], words[abi.STEPS] // max(1, prep.launch.threads_per_block * prep.launch.blocks))
+        why = (f"step budget of {prep.budget} spent" if counted >= prep.budget else
+               f"the driver ended the shader loop after {counted} of {prep.budget} steps")
+        return f"{why}; {where} still running at {at}"
+    if status == abi.NOT_WARPS:
+        return (f"{where}: the shader was translated for subgroups that are warps (32 invocations, "
+                f"in invocation order) and this device's are not")
+    if status == abi.BAD_PC:
+        return f"{where} jumped to {pc:#x}, which starts no instruction block"
+    return f"{where} at {at}: the shader reported status {status}, which the ABI does not define"
+
+
+def run_interpreter(prep: Prepared) -> RawRun:
+    """Run the CPU reference interpreter on copies of the buffers."""
+    buffers = [bytearray(b) for b in prep.buffers]
+    start = time.perf_counter()
+    run = RawRun([], mode=prep.program.mode)
+    machine = Interpreter(prep.program, prep.launch, Memory(buffers), prep.cbank, prep.case.shared_bytes,
+                          prep.budget)
+    try:
+        stats = machine.run()
+        run.counters = {"turns": stats.turns, "steps": stats.steps, "instructions": stats.instructions}
+    except (Fault, Livelock, BadPc) as exc:
+        run.outcome, run.detail = INTERPRETER_OUTCOME[type(exc)], str(exc)
+    run.printf = machine.printf if prep.program.calls_external else None   # what it printed before a fault too
+    run.timings = {"run_s": time.perf_counter() - start}
+    run.buffers = [bytes(b) for b in buffers]
+    return run

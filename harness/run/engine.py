@@ -1,0 +1,281 @@
+"""The one engine behind ``warpboard run`` and the pytest plugin.
+
+A case on a device becomes exactly one :class:`CaseResult`: translation errors, faults,
+livelocks, hangs and worker crashes are statuses, never exceptions that stop the run. Each
+device configuration runs in its own worker process (see :mod:`harness.run.worker`).
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import socket
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+from warpboard.translator.errors import TranslatorError, UnsupportedInstruction
+
+from . import compare, printf
+from ..case.model import BrokenCase, Case, load_case
+from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
+
+INTERP = "interp"
+INTERP_DEVICE = {"id": INTERP, "name": "CPU reference interpreter", "driver_name": "warpboard",
+                 "driver_info": "translator.interp.machine", "api_version": "", "subgroup_size": 32}
+WORKER_OUTCOME = {"timeout": Outcome.TIMEOUT, "crash": Outcome.CRASH}   # a worker reply's kind
+
+
+@dataclass
+class Options:
+    timeout_s: float = 60.0         # watchdog per case (the worker is killed past it)
+    budget: int | None = None       # step budget override
+    mode: str | None = None         # force "free" or "turns"
+    target: str = "warpboard.harness.run.engine:worker_run"   # what the worker calls (tests inject failures here)
+
+    def for_worker(self) -> dict:
+        return {"timeout_s": self.timeout_s, "budget": self.budget, "mode": self.mode}
+
+
+def run_case(case: Case, device_id: str, device=None, options: Options | None = None) -> CaseResult:
+    """Run one case on one device (an open Vulkan device, or None for the interpreter)."""
+    from .dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
+    options = options or Options()
+    start = time.perf_counter()
+    result = CaseResult(case.id, device_id, Status.ERROR, outcome=Outcome.ERROR.value)
+    beyond = device_limit(case, device.info) if device is not None else None
+    try:
+        if beyond:
+            raise _BeyondDevice(beyond)
+        prep = prepare(case, options.budget)
+        if device is None:
+            raw = run_interpreter(prep)
+        else:
+            shader, _ = translate_case(prep, options.mode, warp_subgroups=warps_are_subgroups(device.info))
+            raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
+        _record(case, raw, result)
+    except (UnsupportedInstruction, _BeyondDevice) as exc:
+        result.outcome, result.message = Outcome.UNSUPPORTED.value, str(exc)
+    except TranslatorError as exc:
+        result.outcome, result.message = Outcome.ERROR.value, str(exc)
+    except Exception as exc:  # noqa: BLE001 - every failure is a cell, with its traceback
+        timed_out = type(exc).__name__ == "VkTimeout"
+        result.outcome = (Outcome.TIMEOUT if timed_out else Outcome.ERROR).value
+        result.message = f"{type(exc).__name__}: {exc}"
+        result.traceback = traceback.format_exc()
+    result.status = decide(result.run)
+    result.time_s = time.perf_counter() - start
+    return result
+
+
+class _BeyondDevice(Exception):
+    """The case's launch is more than the device can hold (an UNSUPPORTED cell)."""
+
+
+def device_limit(case: Case, info) -> str | None:
+    """What of the case's launch the device cannot hold (block size, block count, shared
+    memory, buffer size), or None: such a cell is UNSUPPORTED on that device."""
+    block, most = case.block, tuple(info.max_workgroup_size)
+    if case.threads_per_block > info.max_workgroup_invocations or any(b > m for b, m in zip(block, most)):
+        return (f"block {list(block)} exceeds the device's limits ({info.max_workgroup_invocations} "
+                f"invocations, {list(most)} per dimension)")
+    if any(g > m for g, m in zip(case.grid, info.max_workgroup_count)):
+        return f"grid {list(case.grid)} exceeds the device's {list(info.max_workgroup_count)}"
+    if case.shared_bytes > info.max_shared_memory:
+        return f"{case.shared_bytes} bytes of shared memory, the device has {info.max_shared_memory}"
+    largest = max(case.buffers, key=lambda b: b.words)
+    if largest.words * 4 > info.max_storage_buffer_range:
+        return (f"buffer {largest.name!r} of {largest.words * 4} bytes exceeds the device's "
+                f"storage buffer range ({info.max_storage_buffer_range})")
+    return None
+
+
+def _record(case: Case, raw, result: CaseResult) -> None:
+    """Copy what a launch reported into its cell, comparing the buffers when it ran to the end."""
+    result.mode = raw.mode
+    result.turns = raw.counters.get("turns")
+    result.steps = raw.counters.get("steps")
+    result.outcome = raw.outcome.value
+    lines = printf.printed(raw.printf, raw.memory().string) if raw.printf is not None else None
+    if lines is not None:
+        result.printf = lines.to_json()
+    if raw.outcome is not Outcome.OK:
+        result.message = raw.detail
+        return
+    if case.provenance.get("expected") == "pending":      # nothing to compare: not a PASS
+        result.outcome = Outcome.UNCHECKED.value
+        result.message = "no expected words yet (provenance pending): run warpboard record-truth"
+        return
+    found = compare.compare(case, raw.buffers)
+    result.mismatches, result.mismatch_count = found.listed, found.total
+    result.message = found.summary()
+    if case.printf_expected is not None:
+        diff = printf.compare_lines(case.printf_expected, lines or printf.Printed())
+        extra = [[thread, line] for thread, line in diff.extra]
+        result.printf = {**(result.printf or {}), "missing": diff.missing, "extra": extra}
+        if diff.count:
+            result.mismatch_count += diff.count
+            result.message = "; ".join(m for m in (result.message, diff.describe()) if m)
+    elif lines is not None and lines.dropped:
+        result.message = "; ".join(m for m in (result.message, f"printf: {lines.dropped} calls found "
+                                                f"the printf buffer full") if m)
+
+
+# ------------------------------------------------------------------ in the worker process
+def worker_run(case_path: str, root: str | None, device_index: int | None, device_id: str,
+               options: dict) -> dict:
+    """Worker target: load the case, run it on this process's device, return the cell."""
+    case = load_case(case_path, root)
+    device = None
+    if device_index is not None:
+        from .worker import cached_device
+        device = cached_device(device_index)
+    result = run_case(case, device_id, device, Options(**options))
+    if device is not None:
+        result.subgroup_size = device.info.subgroup_size
+    return result.to_json()
+
+
+# ------------------------------------------------------------------ the matrix
+@dataclass
+class _Stop:
+    """Ctrl-C for a running matrix: the flag the columns check and the workers to kill."""
+    event: threading.Event = field(default_factory=threading.Event)
+    workers: list = field(default_factory=list)
+
+    def stop(self) -> None:
+        self.event.set()
+        for worker in list(self.workers):
+            worker.interrupt()
+
+
+def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: Options | None = None,
+               root: str | None = None, expectations=None, repeat: int = 1,
+               progress=None, broken: list[BrokenCase] = (), jobs: int = 0) -> dict:
+    """Every case on every device configuration (and the interpreter); a results document.
+
+    Each column's cases are dealt out to ``jobs`` workers (default: one per CPU), each its own
+    process with its own device, and the shares of all columns interleave: a driver compiles
+    on the CPU, so one worker per device would leave a many-core machine idle.
+
+    A case file that did not load (``broken``) is an ERROR row on every column. Ctrl-C
+    (KeyboardInterrupt) stops the workers; the document then holds the cells that finished
+    and says ``"partial": true``.
+    """
+    options = options or Options()
+    columns = [(c.id, c.index, c.env, c.info.subgroup_size) for c in configs]
+    if interp:
+        columns.append((INTERP, None, {}, 32))
+    jobs = jobs or os.cpu_count() or 1
+    stop, per_device = _Stop(), [[] for _ in columns]
+    failed_loads = [_broken_result(b, col[0]) for b in broken for col in columns]
+    for result in failed_loads if progress else ():
+        progress(result)
+    shares = [(col, out, cases[i::jobs]) for i in range(jobs) for col, out in zip(columns, per_device)
+              if cases[i::jobs]]
+    pool = ThreadPoolExecutor(max(1, min(len(shares), jobs)))
+    futures = [pool.submit(_run_column, share, col, options, root, repeat, expectations, progress, out, stop)
+               for col, out, share in shares]
+    try:
+        while wait(futures, timeout=0.5).not_done:
+            pass
+    except KeyboardInterrupt:
+        stop.stop()
+        wait(futures)
+    pool.shutdown()
+    for future in futures:
+        future.result()             # a bug in a column is a bug, not a cell
+    order = {case.id: k for k, case in enumerate(cases)}
+    results = [r for column in per_device for r in sorted(column, key=lambda r: order[r.case])]
+    results += failed_loads
+    devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
+    return document(cases, devices, results, broken, partial=stop.event.is_set())
+
+
+def _run_column(cases, column, options: Options, root, repeat: int, expectations,
+                progress, out: list, stop: _Stop) -> None:
+    """One share of a device's cells, appended to ``out`` as they finish, until done or stopped."""
+    from .worker import Worker
+    device_id, index, env, subgroup = column
+    with Worker(env, device_id) as worker:
+        stop.workers.append(worker)
+        for case in cases:
+            runs = []
+            for _ in range(max(1, repeat)):
+                runs.append(run_in_worker(worker, case, device_id, index, options, root))
+                if stop.event.is_set():
+                    return              # the cell in progress was killed: it did not finish
+            result = _fold_repeats(runs, expectations.expected(case.id, device_id) if expectations else None)
+            if result.subgroup_size is None:
+                result.subgroup_size = subgroup
+            out.append(result)
+            if progress:
+                progress(result)
+
+
+def _broken_result(broken: BrokenCase, device_id: str) -> CaseResult:
+    return CaseResult(broken.id, device_id, Status.ERROR, message=broken.message,
+                      outcome=Outcome.ERROR.value)
+
+
+def run_in_worker(worker, case: Case, device_id: str, index: int | None, options: Options,
+                  root: str | None = None) -> CaseResult:
+    """One cell through a worker: a hang or a crash of the worker becomes TIMEOUT or CRASH."""
+    reply = worker.call(options.target, str(case.path), root, index, device_id,
+                        options.for_worker(), timeout_s=options.timeout_s + 10)
+    if reply.ok:
+        result = CaseResult.from_json(reply.value)
+        if result.status is Status.TIMEOUT:
+            worker.close()          # the device may still be busy: start afresh
+        return result
+    outcome = WORKER_OUTCOME.get(reply.kind, Outcome.ERROR)
+    result = CaseResult(case.id, device_id, decide(Run(outcome)), message=reply.describe(),
+                        traceback=(reply.traceback or "") + reply.stderr_tail, time_s=reply.elapsed_s,
+                        outcome=outcome.value)
+    worker.close()
+    return result
+
+
+def _fold_repeats(runs: list[CaseResult], expected=None) -> CaseResult:
+    """One cell from a case's repeated runs on a device and its expectation (see :func:`decide`)."""
+    first, seen = runs[0], sorted({r.status.value for r in runs})
+    first.status = decide([r.run for r in runs], expected)
+    if first.status is Status.FLAKY:
+        first.message = f"differs between {len(runs)} runs: {', '.join(seen)}. {first.message}"
+    return first
+
+
+def _device_json(config) -> dict:
+    info = config.info
+    return {"id": config.id, "name": info.name, "driver_name": info.driver_name, "driver_info": info.driver_info,
+            "driver_version": info.driver_version, "api_version": info.api_version,
+            "subgroup_size": info.subgroup_size, "env": dict(config.env),
+            "device_uuid": getattr(info, "device_uuid", ""), "driver_uuid": getattr(info, "driver_uuid", "")}
+
+
+def document(cases: list[Case], devices: list[dict], results: list[CaseResult],
+             broken: list[BrokenCase] = (), partial: bool = False) -> dict:
+    """The results JSON (version 1); ``partial`` when the run was stopped before the end."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        ours = version("warpboard")
+    except PackageNotFoundError:
+        ours = "unknown"
+    doc = {
+        "version": RESULTS_VERSION,
+        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "warpboard": ours, "host": socket.gethostname(), "platform": platform.platform(),
+        "devices": devices,
+        "cases": [{"id": c.id, "path": str(c.path), "tags": list(c.tags), "summary": c.summary,
+                   "provenance": dict(c.provenance), "threads": c.total_threads, "warp_size": 32}
+                  for c in cases]
+        + [{"id": b.id, "path": str(b.path), "tags": [], "summary": "", "provenance": {},
+            "threads": 0, "warp_size": 32} for b in broken],
+        "results": [r.to_json() for r in results],
+    }
+    if partial:
+        doc["partial"] = True
+        doc["notes"] = [f"the run was interrupted: {len(results)} cells finished"]
+    return doc

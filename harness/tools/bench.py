@@ -1,0 +1,306 @@
+"""``warpboard bench``: what taking turns costs, per case and device, as JSON.
+
+For every case of the library (and the divergent-loop kernels of ``bench/kernels.toml``) on
+every selected device it measures, over several repetitions (median, min, max): translate
+time, pipeline-creation time, dispatch time, and from the shader's own counters the SASS
+instructions executed per thread, turns and workgroup barriers. Collective-free programs run
+in both free and turns mode, which gives the overhead of taking turns. ``driver_compile_s``
+is pipeline creation plus what the first dispatch takes beyond the others (lavapipe compiles
+there), with Mesa's shader cache off. Each device runs in
+its own worker process, like the scoreboard; a worker translates every case before it
+dispatches any, so translation is timed on a quiet processor. Before any worker starts, the
+SASS parser is timed on a 100,000-line listing made of the cases' listings (``parse``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import struct
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wall_s": 60.0,
+           "translate_instructions_per_s": 50000.0, "parse_listing_s": 5.0}
+PARSE_LINES = 100_000       # the size of the listing the parse rate is measured on
+
+
+def spread(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def big_listing(root: str | Path, lines: int = PARSE_LINES) -> str:
+    """The listings of the cases (``root/**/*.sass``) one after another, repeated and cut to
+    ``lines`` lines; each copy's kernels are renamed (``NAME_r2``) so that every kernel of the
+    result is distinct."""
+    from warpboard.translator.sass.listing import parse_listing
+    templates = []
+    for path in sorted(Path(root).rglob("*.sass")):
+        text = path.read_text(encoding="utf-8")
+        names = sorted(parse_listing(text), key=len, reverse=True)
+        pattern = re.compile(r"(?<![\w$])(" + "|".join(map(re.escape, names)) + r")(?![\w$])")
+        templates.append(pattern.sub(lambda m: m.group(1) + "\0", text))   # \0 marks a kernel name
+    template = "\n".join(templates)
+    per_copy = template.count("\n") + 1
+    copies = [template.replace("\0", f"_r{k}") for k in range(-(-lines // per_copy))]
+    return "\n".join("\n".join(copies).split("\n")[:lines]) + "\n"
+
+
+def parse_rate(root: str | Path, lines: int = PARSE_LINES, repeat: int = 3) -> dict:
+    """Seconds to parse :func:`big_listing` (every kernel's instructions, operand caches
+    cleared first) over ``repeat`` runs, and lines per second at the median."""
+    from warpboard.translator.sass import operands as sass_operands
+    from warpboard.translator.sass.listing import parse_listing
+    text = big_listing(root, lines)
+    seconds = []
+    for _ in range(repeat):
+        sass_operands.clear_caches()
+        start = time.perf_counter()
+        listing = parse_listing(text, "big.sass")
+        instructions = sum(len(listing[name].instructions) for name in listing)
+        seconds.append(time.perf_counter() - start)
+    count = text.count("\n")
+    return {"lines": count, "kernels": len(listing), "instructions": instructions,
+            "seconds": spread(seconds), "lines_per_s": count / statistics.median(seconds)}
+
+
+def bench_cases(blocks: int | None) -> list:
+    """The benchmark kernels as cases; ``blocks`` shrinks the grid (the checksum then is not checked)."""
+    from ..case.model import BufferSpec, Case, Param
+    manifest = tomllib.loads((BENCH_DIR / "kernels.toml").read_text())
+    cases = []
+    for k in manifest["kernel"]:
+        listing = BENCH_DIR / k["listing"]
+        grid = blocks or k["grid"]
+        words = grid * k["block"]
+        cases.append(Case(
+            id=f"bench/{k['name']}", path=BENCH_DIR / "kernels.toml", name=k["name"], summary="", tags=("bench",),
+            kernel=k["name"], listing_text=listing.read_text(), listing_path=listing, listing_line=1, source=None,
+            grid=(grid, 1, 1), block=(k["block"], 1, 1), shared_bytes=0, step_budget=None,
+            buffers=(BufferSpec("out", words, (0,) * words, None),), params=(Param("buffer", "out"),),
+            provenance={"checksum": k["checksum"] if grid == k["grid"] else None,
+                        "native_h200_ms": k["native_h200_ms"] if grid == k["grid"] else None}))
+    return cases
+
+
+def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bool = False, prep=None):
+    """(prepared case, {mode: shader}, {mode: translation times}): each mode translated
+    ``repeat`` times, without the SPIR-V cache (``prep``: the case already prepared)."""
+    from ..run.dispatch import prepare, translate_case
+    prep = prep or prepare(case)
+    shaders, translate_s = {}, {}
+    for mode in modes:
+        translate_s[mode] = []
+        for _ in range(repeat):
+            shaders[mode], seconds = translate_case(prep, mode, use_cache=False, warp_subgroups=warp_subgroups)
+            translate_s[mode].append(seconds)
+    return prep, shaders, translate_s
+
+
+def measure(device, case, modes: list[str | None], repeat: int, translated=None) -> list[dict]:
+    """One case in each of ``modes`` on an open device: timings, counters and the output
+    checksum, a row per mode. The modes' dispatches alternate, so a slow spell of the machine
+    hits them alike and their ratio holds. ``translated`` is :func:`translate_all`'s result
+    when the translations were timed before."""
+    from ..run.dispatch import run_vulkan
+    prep, shaders, translate_s = translated or translate_all(case, modes, repeat)
+    dispatch = {mode: [] for mode in modes}
+    gpu = {mode: [] for mode in modes}
+    pipeline, last = {}, {}
+    for _ in range(repeat + 1):
+        for mode in modes:
+            last[mode] = raw = run_vulkan(device, prep, shaders[mode])
+            pipeline.setdefault(mode, raw.timings.get("pipeline_s", 0.0))
+            dispatch[mode].append(raw.timings.get("dispatch_s", raw.timings["run_s"]))
+            if "gpu_s" in raw.timings:
+                gpu[mode].append(raw.timings["gpu_s"])
+    return [_row(case, prep, shaders[mode], last[mode], translate_s[mode], pipeline[mode], dispatch[mode], gpu[mode])
+            for mode in modes]
+
+
+def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch, gpu) -> dict:
+    """The figures of one case in one mode."""
+    threads = case.total_threads
+    c = raw.counters
+    per_thread = c["instructions"] / threads
+    row = {"case": case.id, "mode": shader.mode, "outcome": raw.outcome, "blocks": case.num_blocks,
+           "sass_instructions": len(prep.program.insts), "translate_s": spread(translate_s),
+           "pipeline_s": pipeline_s, "first_dispatch_s": dispatch[0], "dispatch_s": spread(dispatch[1:]),
+           # drivers that compile at the first dispatch (lavapipe's LLVM) spend it there
+           "driver_compile_s": pipeline_s + max(0.0, dispatch[0] - statistics.median(dispatch[1:])),
+           "gpu_s": spread(gpu[1:]) if len(gpu) > 1 else None,
+           "instructions_per_thread": per_thread, "turns": c["turns"], "barriers": c["barriers"],
+           "barriers_per_instruction": c["barriers"] / max(1e-9, per_thread * case.num_blocks),
+           "warp_instructions": c["instructions"] / 32,
+           "barriers_per_warp_instruction": c["barriers"] / max(1e-9, c["instructions"] / 32),
+           "checksum": sum(struct.unpack(f"<{len(raw.buffers[0]) // 4}I", raw.buffers[0])) if raw.buffers else None}
+    if case.provenance.get("native_h200_ms"):     # a bench kernel at its full grid
+        row["native_h200_ms"] = case.provenance["native_h200_ms"]
+    expected = case.provenance.get("checksum")
+    if expected is not None:
+        row["checksum_ok"] = row["checksum"] == expected
+    return row
+
+
+def device_rows(device_index: int, device_id: str, case_paths: list[str], root: str, repeat: int,
+                bench_blocks: int | None) -> dict:
+    """Worker target: every case (both modes where it can run free) on this process's device."""
+    from ..case.model import load_case
+    from ..run.dispatch import warps_are_subgroups
+    from ..run.worker import cached_device
+    device = cached_device(device_index)
+    cases = [load_case(p, root) for p in case_paths] + bench_cases(bench_blocks)
+    rows, start = [], time.perf_counter()
+    # every translation first: timed while the device's threads are idle, not between dispatches
+    work = []
+    for case in cases:
+        modes = [None]
+        try:
+            from ..run.dispatch import prepare
+            prep = prepare(case)
+            if not prep.program.turns:
+                modes = ["free", "turns"]
+            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info), prep)))
+        except Exception as exc:  # noqa: BLE001 - the case's cells say why
+            work.append((case, modes, exc))
+    for case, modes, translated in work:
+        try:
+            if isinstance(translated, Exception):
+                raise translated
+            rows.extend({"device": device_id, **row} for row in measure(device, case, modes, repeat, translated))
+        except Exception as exc:  # noqa: BLE001
+            rows.extend({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}"}
+                        for mode in modes)
+    return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
+
+
+def _time(row: dict) -> float:
+    """A row's median dispatch time: on the device's own clock where it has one."""
+    return (row.get("gpu_s") or row["dispatch_s"])["median"]
+
+
+def native_ratios(rows: list[dict], native: dict | None) -> dict:
+    """Translated dispatch time over native CUDA time for the bench kernels, per device and
+    mode. ``native`` is what ``bench/divergent_loops.cu`` prints (``<kernel>_ms`` keys), measured
+    in the same session; without it the times recorded in ``bench/kernels.toml`` are used."""
+    out = {}
+    for r in rows:
+        if not r["case"].startswith("bench/") or "error" in r or r["outcome"] != "ok":
+            continue
+        kernel = r["case"].split("/", 1)[1]
+        if not r.get("native_h200_ms"):       # shrunk grid: nothing native to compare with
+            continue
+        native_ms = (native or {}).get(f"{kernel}_ms") or r["native_h200_ms"]
+        if native_ms:       # the device's own clock where it has one, as CUDA events are
+            out.setdefault(r["device"], {})[f"{kernel} ({r['mode']})"] = {
+                "translated_ms": _time(r) * 1000, "native_ms": native_ms,
+                "ratio": _time(r) * 1000 / native_ms,
+                "clock": "device timestamps" if r.get("gpu_s") else "host wall clock",
+                "native_source": "this run" if native else "bench/kernels.toml (recorded)"}
+    return out
+
+
+def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = None,
+              parse: dict | None = None) -> dict:
+    """The figures the targets speak of, over the library rows (and :func:`parse_rate`'s)."""
+    ok = [r for r in rows if "error" not in r and r["outcome"] == "ok"]
+    library = [r for r in ok if not r["case"].startswith("bench/")]
+    ratios, wall = {}, {}
+    for r in ok:
+        if r["mode"] == "turns":
+            free = next((f for f in ok if f["case"] == r["case"] and f["device"] == r["device"] and f["mode"] == "free"), None)
+            if free:
+                ratios.setdefault(r["device"], []).append(
+                    (r["case"], _time(r) / max(1e-9, _time(free))))
+                wall.setdefault(r["device"], []).append(
+                    (r["case"], r["dispatch_s"]["median"] / max(1e-9, free["dispatch_s"]["median"])))
+    compile_s = {}
+    for r in library:
+        if r.get("driver_compile_s") is not None:
+            compile_s.setdefault(r["device"], []).append((r["case"], r["driver_compile_s"], r["sass_instructions"]))
+    turns_rows = [r for r in library if r["mode"] == "turns"]
+    instr = sum(r["instructions_per_thread"] * r["blocks"] for r in turns_rows)
+    warp_instr = sum(r["warp_instructions"] for r in turns_rows)
+    translated = sum(r["sass_instructions"] for r in library)
+    seconds = sum(r["translate_s"]["median"] for r in library)
+    def by_device(found):
+        return {d: {"median": statistics.median(v for _, v in vs), "max": max(v for _, v in vs),
+                    "cases": dict(vs)} for d, vs in found.items()}
+    return {
+        "turns_over_free": by_device(ratios),              # the device's clock where it has one
+        "turns_over_free_wall_clock": by_device(wall),     # what a run waits for, submission included
+        "barriers_per_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, instr),
+        "barriers_per_warp_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, warp_instr),
+        "translate_instructions_per_s": translated / max(1e-9, seconds),
+        "device_wall_s": walls,
+        "driver_compile_s": {d: {"median": statistics.median(t for _, t, _ in vs), "max": max(t for _, t, _ in vs),
+                                 "slowest": max(vs, key=lambda v: v[1])[0], "total": sum(t for _, t, _ in vs),
+                                 "per_1000_sass_instructions": 1000 * sum(t for _, t, _ in vs) / max(1, sum(n for _, _, n in vs))}
+                             for d, vs in compile_s.items()},
+        "over_native": native_ratios(rows, native),
+        "parse": parse and {"lines": parse["lines"], "seconds": parse["seconds"]["median"],
+                            "lines_per_s": parse["lines_per_s"]},
+        "targets": TARGETS,
+    }
+
+
+DESCRIPTION = __doc__.splitlines()[0]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the ``warpboard bench`` options to a parser (a fresh one or a subparser)."""
+    p.add_argument("cases", nargs="*", help="case ids or patterns (default: every case)")
+    p.add_argument("--root", default="cases")
+    p.add_argument("--device", action="append", help="device id or pattern (default: all)")
+    p.add_argument("--repeat", type=int, default=7, help="repetitions of each translation and dispatch (default 7)")
+    p.add_argument("--bench-blocks", type=int, help="grid of the bench kernels (default: full on GPUs, 16 on CPU devices)")
+    p.add_argument("--native", type=Path, help="JSON printed by the native build of bench/divergent_loops.cu "
+                                                "(nvcc -o native bench/divergent_loops.cu && ./native > native.json)")
+    p.add_argument("-o", "--output", default="reports/out/bench.json")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out ``warpboard bench`` for parsed arguments; return the exit code."""
+    from ..run import devices
+    from ..case.model import discover_cases
+    from ..run.worker import Worker
+    native = json.loads(args.native.read_text()) if args.native else None
+    cases = discover_cases(args.root, args.cases or None)
+    configs = devices.select(devices.discover(), args.device)
+    doc = {"version": 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "devices": [{"id": c.id, "name": c.info.name, "driver_info": c.info.driver_info,
+                        "subgroup_size": c.info.subgroup_size} for c in configs], "rows": []}
+    doc["parse"] = parse_rate(args.root)        # before any worker starts: a quiet processor
+    walls = {}
+    for config in configs:
+        blocks = args.bench_blocks or (16 if config.info.device_type == "cpu" else None)
+        # the driver's own shader cache off: the first dispatch compiles, every time
+        with Worker({**config.env, "MESA_SHADER_CACHE_DISABLE": "true"}, config.id) as worker:
+            reply = worker.call("warpboard.harness.tools.bench:device_rows", config.index, config.id, [str(c.path) for c in cases],
+                                args.root, args.repeat, blocks, timeout_s=3600)
+        if not reply.ok:
+            print(f"{config.id}: {reply.describe()}\n{reply.traceback or ''}{reply.stderr_tail}", file=sys.stderr)
+            continue
+        doc["rows"].extend(reply.value["rows"])
+        walls[config.id] = reply.value["wall_s"]
+    if native:
+        doc["native"] = native
+    doc["summary"] = summarise(doc["rows"], walls, native, doc["parse"])
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(json.dumps(doc, indent=1))
+    print(json.dumps(doc["summary"], indent=1, default=str)[:4000])
+    for r in doc["rows"]:
+        if r["case"].startswith("bench/") and "error" not in r:
+            gpu = f" (device {r['gpu_s']['median'] * 1000:.2f} ms)" if r.get("gpu_s") else ""
+            print(f"{r['device']:14s} {r['case']:24s} {r['mode']:5s} dispatch {r['dispatch_s']['median'] * 1000:9.2f} ms{gpu}"
+                  f"  turns {r['turns']:8d}  barriers/instr {r['barriers_per_instruction']:.3f}"
+                  f"  checksum {'ok' if r.get('checksum_ok') else r.get('checksum_ok', 'n/a')}")
+    return 0
+
+
+__all__ = ["run", "add_arguments", "measure", "summarise", "bench_cases", "big_listing", "parse_rate"]

@@ -1,0 +1,261 @@
+"""Loads, stores and atomics in the emitted shader, each bounds-checked.
+
+A global address is ``(BUFFER_HI + k) << 32 | BUFFER_LO + offset`` (see :mod:`translator.abi`);
+the buffer table in ``ctrl`` gives buffer k's first heap word and size. An access outside
+every buffer (or outside shared memory, or the thread's local window) records FAULT with its
+pc, thread and address, and ends the thread; it never touches memory. Local memory is an
+array in each invocation's Function storage, zeroed at the start, covering the
+``program.local_bytes`` below ``abi.STACK_TOP``.
+
+64-bit atomics on global memory (``atomicAdd`` on ``double`` or ``unsigned long long``, 64-bit
+CAS, min, max, ...) are a compare-and-swap loop on a ``uint64_t`` view of the heap (each buffer
+starts on an 8-byte boundary; the device needs ``shaderBufferInt64Atomics``); they must be
+8-byte aligned (a FAULT otherwise, as on the chip). Shared memory is an array of 32-bit words,
+which SPIR-V cannot view as 64-bit without VK_KHR_workgroup_memory_explicit_layout: 64-bit
+atomics there are refused (UNSUPPORTED; the interpreter runs them).
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from .. import abi
+from ..errors import UnsupportedInstruction
+from ..spirv.enums import Control, Scope
+from ..spirv.enums import MemorySemantics as Sem
+
+ATOMIC_OPCODES = {"add": "AtomicIAdd", "and": "AtomicAnd", "or": "AtomicOr", "xor": "AtomicXor",
+                  "exch": "AtomicExchange", ("min", False): "AtomicUMin", ("min", True): "AtomicSMin",
+                  ("max", False): "AtomicUMax", ("max", True): "AtomicSMax"}
+
+
+class MemoryEmitter:
+    def __init__(self, e):
+        self.e, self.m, self.f = e, e.m, e.f
+        u32 = self.m.u32()
+        self.shared_words = max(1, (e.shared_bytes + 3) // 4)
+        self.smem = None
+        if e.program.uses_shared:
+            arr = self.m.array(u32, self.shared_words)
+            self.smem = self.m.global_var(self.m.pointer("Workgroup", arr), "Workgroup", "shared_mem")
+        self.heap64 = None          # the uint64_t view of the heap, made on first use
+        self.wg_u32 = self.m.pointer("Workgroup", u32)
+        self.local_bytes = e.program.local_bytes
+        self.lmem = None
+        if any(i.spec.space == "local" for i in e.program.insts):
+            arr = self.m.array(u32, max(1, self.local_bytes // 4))
+            zero = self.m.new_id()
+            self.m.emit("global", "ConstantNull", arr, zero)
+            self.lmem = self.f.local(arr, "local_mem", zero)
+        self.fn_u32 = self.m.pointer("Function", u32)
+
+    def init_shared(self, cooperative: bool) -> None:
+        """Zero shared memory, each thread a strided share (turns mode: before the first barrier)."""
+        if not cooperative or self.smem is None:
+            return
+        e, f = self.e, self.f
+        e.emit_strided(self.shared_words,
+                       lambda i: f.store(f.op("AccessChain", self.wg_u32, self.smem, i), e.k(0)))
+
+    # ---------------------------------------------------------------- addressing
+    def _global(self, x, addr, nbytes):
+        """(in-bounds?, heap word index, bit shift within the word, address lo, address hi)."""
+        e = self.e
+        hi, lo = x.hi(addr), x.lo(addr)
+        k = x.sub(hi, x.k32(abi.BUFFER_HI))
+        off = x.sub(lo, x.k32(abi.BUFFER_LO))
+        in_table = x.cmp("lt", k, x.k32(abi.MAX_BUFFERS), False)
+        entry = x.shl(x.sel(in_table, k, x.k32(0)), x.k32(1))
+        base = e.ctrl_load(x.add(x.k32(abi.TABLE), entry))
+        size = e.ctrl_load(x.add(x.k32(abi.TABLE + 1), entry))
+        ok = x.band(in_table, self._fits(x, off, size, nbytes))
+        return ok, x.add(base, x.shr(off, x.k32(2))), self._shift(x, off, nbytes), lo, hi
+
+    def _fits(self, x, off, size, nbytes):
+        """Whether ``nbytes`` at byte ``off`` lie inside ``size`` bytes (a multiple of 4), aligned."""
+        if nbytes <= 4:     # aligned and starting inside: it ends inside the same word
+            room = x.cmp("lt", off, size, False)
+        else:
+            room = x.band(x.cmp("ge", size, x.k32(nbytes), False), x.cmp("le", off, x.sub(size, x.k32(nbytes)), False))
+        aligned = x.cmp("eq", x.and_(off, x.k32(min(nbytes, 4) - 1)), x.k32(0), False)
+        return x.band(room, aligned)
+
+    def _shift(self, x, off, nbytes):
+        """Bit position of a byte or halfword in its word (words need none)."""
+        return x.shl(x.and_(off, x.k32(3)), x.k32(3)) if nbytes < 4 else None
+
+    def _shared(self, x, addr, nbytes):
+        ok = self._fits(x, addr, x.k32(self.shared_words * 4), nbytes)
+        return ok, x.shr(addr, x.k32(2)), self._shift(x, addr, nbytes), addr, None
+
+    def _local(self, x, addr, nbytes):
+        off = x.sub(addr, x.k32(abi.STACK_TOP - self.local_bytes))
+        ok = self._fits(x, off, x.k32(self.local_bytes), nbytes)
+        return ok, x.shr(off, x.k32(2)), self._shift(x, off, nbytes), addr, None
+
+    def _where(self, x, space, addr, nbytes):
+        where = {"global": self._global, "shared": self._shared, "local": self._local}[space]
+        return where(x, addr, nbytes)
+
+    def _ptr(self, space, index):
+        f = self.f
+        if space == "global":
+            return f.op("AccessChain", self.e.sb_u32, self.e.heap, self.e.k(0), index)
+        if space == "local":
+            return f.op("AccessChain", self.fn_u32, self.lmem, index)
+        return f.op("AccessChain", self.wg_u32, self.smem, index)
+
+    def _guarded(self, x, ok, lo, hi):
+        """(condition for the access, after recording a FAULT for the threads that miss)."""
+        e = self.e
+        fault = x.band(x.en, x.bnot(ok))
+        if e.const_value.get(fault) is not False:
+            e.record_status(abi.FAULT, fault, e.k(x.inst.pc), lo, hi)
+            x.end(fault)
+        return x.band(x.en, ok)
+
+    # ---------------------------------------------------------------- operations
+    def load(self, x, space, addr, nbytes, signed):
+        f, u32 = self.f, self.m.u32()
+        ok, index, shift, lo, hi = self._where(x, space, addr, nbytes)
+        cond = self._guarded(x, ok, lo, hi)
+        words = max(1, nbytes // 4)
+        tmps = [f.local(u32) for _ in range(words)]
+        with f.if_(cond):
+            for w, tmp in enumerate(tmps):
+                f.store(tmp, f.load(u32, self._ptr(space, x.add(index, x.k32(w))), volatile=True))
+        values = [f.load(u32, t) for t in tmps]
+        if nbytes >= 4:
+            return values
+        bits = 8 * nbytes
+        v = x.and_(x.shr(values[0], shift), x.k32((1 << bits) - 1))
+        if signed:
+            v = x.sar(x.shl(v, x.k32(32 - bits)), x.k32(32 - bits))
+        return [v]
+
+    def store(self, x, space, addr, nbytes, values):
+        f, u32 = self.f, self.m.u32()
+        ok, index, shift, lo, hi = self._where(x, space, addr, nbytes)
+        cond = self._guarded(x, ok, lo, hi)
+        scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
+        with f.if_(cond):
+            if nbytes >= 4:
+                for w, v in enumerate(values):
+                    f.store(self._ptr(space, x.add(index, x.k32(w))), v, volatile=True)
+            elif space == "local":        # the thread's own: no other invocation touches it
+                mask = x.k32((1 << 8 * nbytes) - 1)
+                ptr = self._ptr(space, index)
+                kept = x.and_(f.load(u32, ptr), x.not_(x.shl(mask, shift)))
+                f.store(ptr, x.or_(kept, x.shl(x.and_(values[0], mask), shift)))
+            else:
+                mask = x.k32((1 << 8 * nbytes) - 1)
+                ptr = self._ptr(space, index)
+                f.op("AtomicAnd", u32, ptr, scope, x.k32(Sem.Relaxed), x.not_(x.shl(mask, shift)))
+                f.op("AtomicOr", u32, ptr, scope, x.k32(Sem.Relaxed), x.shl(x.and_(values[0], mask), shift))
+
+    def atomic(self, x, space, op, addr, value, compare, signed):
+        f, u32 = self.f, self.m.u32()
+        key = op if op in ATOMIC_OPCODES else (op, signed)
+        if op not in ("cas", "inc", "dec") and key not in ATOMIC_OPCODES:
+            raise UnsupportedInstruction(f"{x.inst.where}: atomic .{op.upper()} in '{x.inst.text}'", x.inst.opcode)
+        ok, index, _, lo, hi = self._where(x, space, addr, 4)
+        cond = self._guarded(x, ok, lo, hi)
+        scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
+        tmp = f.local(u32)
+        with f.if_(cond):
+            ptr = self._ptr(space, index)
+            if op == "cas":
+                old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), value, compare)
+            elif op in ("inc", "dec"):
+                old = self._cas_loop(x, ptr, scope, lambda old: _wrapping(x, op, old, value))
+            else:
+                old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(Sem.Relaxed), value)
+            f.store(tmp, old)
+        return f.load(u32, tmp)
+
+    def atomic_update(self, x, space, addr, nbytes, update):
+        """A word's read-modify-write as a compare-and-swap loop (the float adds, the 64-bit
+        atomics); the old words."""
+        if nbytes == 8:
+            return self._atomic_update_pair(x, space, addr, update)
+        f, u32 = self.f, self.m.u32()
+        ok, index, _, lo, hi = self._where(x, space, addr, 4)
+        cond = self._guarded(x, ok, lo, hi)
+        scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
+        tmp = f.local(u32)
+        with f.if_(cond), self._inner_values():
+            f.store(tmp, self._cas_loop(x, self._ptr(space, index), scope, lambda old: update(x, [old])[0]))
+        return [f.load(u32, tmp)]
+
+    def _atomic_update_pair(self, x, space, addr, update):
+        """``update`` of an 8-byte aligned pair of words in one atomic step; the old pair."""
+        if space != "global":
+            raise UnsupportedInstruction(f"{x.inst.where}: a 64-bit atomic on {space} memory in '{x.inst.text}' "
+                                         f"(the shader's {space} memory is 32-bit words; the interpreter runs it)",
+                                         x.inst.opcode)
+        f, m, u32 = self.f, self.m, self.m.u32()
+        ok, index, _, lo, hi = self._where(x, space, addr, 8)
+        aligned = x.cmp("eq", x.and_(lo, x.k32(7)), x.k32(0), False)
+        cond = self._guarded(x, x.band(ok, aligned), lo, hi)
+        tmps = [f.local(u32), f.local(u32)]
+        with f.if_(cond), self._inner_values():
+            old = self._cas_loop(x, self._heap64_ptr(x, index), x.k32(Scope.Device),
+                                 lambda old: x.join(*update(x, [x.lo(old), x.hi(old)])), m.u64())
+            for tmp, w in zip(tmps, [x.lo(old), x.hi(old)]):
+                f.store(tmp, w)
+        return [f.load(u32, t) for t in tmps]
+
+    @contextmanager
+    def _inner_values(self):
+        """Forget, on leaving, the words and pairs (``Emitter.halves``, ``joined``) first worked
+        out inside a loop or branch: their ids do not dominate the code after it."""
+        e = self.e
+        halves = {k: list(v) for k, v in e.halves.items()}
+        joined = dict(e.joined)
+        try:
+            yield
+        finally:
+            e.halves, e.joined = halves, joined
+
+    def _heap64_ptr(self, x, index):
+        """A pointer into the ``uint64_t`` view of the heap at the (even) word ``index``."""
+        m = self.m
+        if self.heap64 is None:
+            m.capability("Int64Atomics")
+            self.heap64 = m.storage_buffer(1, "heap64", m.u64())
+        return self.f.op("AccessChain", m.pointer("StorageBuffer", m.u64()), self.heap64, self.e.k(0),
+                         x.shr(index, x.k32(1)))
+
+    def _cas_loop(self, x, ptr, scope, new_of, word=None):
+        """``*ptr = new_of(*ptr)`` as a compare-and-swap loop (on 32-bit words, or on the type ``word``);
+        the old value."""
+        f, m, bool_ = self.f, self.m, self.m.bool()
+        word = word if word is not None else m.u32()
+        seen = f.local(word)
+        done = f.local(bool_, None, m.const_bool(False))
+        f.store(done, m.const_bool(False))
+        f.store(seen, f.op("AtomicLoad", word, ptr, scope, x.k32(Sem.Relaxed)))
+        header, body, cont, merge = (m.new_id() for _ in range(4))
+        f.op("Branch", None, header)
+        f.label(header)
+        go = f.op("LogicalNot", bool_, f.load(bool_, done))
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
+        f.op("BranchConditional", None, go, body, merge)
+        f.label(body)
+        old = f.load(word, seen)
+        new = new_of(old)
+        prev = f.op("AtomicCompareExchange", word, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), new, old)
+        f.store(done, f.op("IEqual", bool_, prev, old))
+        f.store(seen, f.op("Select", word, f.load(bool_, done), old, prev))
+        f.op("Branch", None, cont)
+        f.label(cont)
+        f.op("Branch", None, header)
+        f.label(merge)
+        return f.load(word, seen)
+
+
+def _wrapping(x, op, old, limit):
+    """CUDA's wrapping atomicInc (0 past ``limit``) and atomicDec (``limit`` below 1 or past it)."""
+    if op == "inc":
+        return x.sel(x.cmp("ge", old, limit, False), x.k32(0), x.add(old, x.k32(1)))
+    wrap = x.bor(x.cmp("eq", old, x.k32(0), False), x.cmp("gt", old, limit, False))
+    return x.sel(wrap, limit, x.sub(old, x.k32(1)))

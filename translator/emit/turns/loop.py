@@ -1,0 +1,213 @@
+"""Turns mode's main loop, step by step: each turn the threads vote the lowest key (one
+barrier), the threads at that pc run their block, and the others run the quiet blocks they
+stand in on their own. A mixin of :class:`translator.emit.turns.warp.TurnsWarp`, whose bookkeeping
+(``ld``, ``st``, ``atomic``, ``barrier``, ``keys``) it uses; the rule is :mod:`translator.interp.machine.waits`'s.
+
+The vote also takes the highest key: when both are equal, every thread still running stands at
+one pc (a *uniform* turn), and when the block's outcome fixes where they all go next (no
+conditional branch, exit, wait or YIELD), the next turn needs no vote: its key is known, and
+its participants are this turn's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import abi
+from ..outcome import EXITED, Outcome
+from ...interp.waits import NONE_KEY, PC_MASK, WAIT_BIT, YIELD_BIT
+from ...spirv.enums import GroupOperation, Scope
+
+SLOTS = 3           # vote slots rotate over three, so one barrier per vote suffices
+
+
+@dataclass
+class TurnVars:
+    """The turn loop's function variables (SPIR-V ids)."""
+    chosen: int          # the key voted this turn
+    uniform: int         # every running thread stands at the chosen pc
+    skip_vote: int       # the next turn's key is known: no vote
+    predicted: int       # ... and this is it
+    votes: int           # votes so far (selects the slot)
+    parity: int          # which half of the published pcs this vote used
+    known: int           # this turn came without a vote
+
+
+class TurnLoop:
+    """emit_main and its steps."""
+
+    def emit_main(self) -> None:
+        """The whole turns-mode shader body: set-up, the turn loop, the LIVELOCK check."""
+        e = self.e
+        self.quiet = {pc: b for pc, b in e.reachable.items() if e.program.quiet(b)}
+        self.loud = {pc: b for pc, b in e.reachable.items() if pc not in self.quiet}
+        self.needs_mask = "mask" in self.state_uses(i for b in self.loud.values() for i in b.insts)
+        self._fill(publish=self.needs_mask and not e.warp_subgroups)
+        e.memory.init_shared(cooperative=True)
+        self.barrier()
+        self.tv = self._turn_vars()
+        if e.warp_subgroups:
+            self._check_warps()
+        e.emit_loop(self._next_turn, self._run_turn)
+        self._finish()
+
+    def _turn_vars(self) -> TurnVars:
+        e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
+        tv = TurnVars(chosen=f.local(u32, "chosen", e.k(NONE_KEY)),
+                      uniform=f.local(bool_, "uniform", m.const_bool(False)),
+                      # the first turn needs no vote: every thread starts at the entry, none has exited
+                      skip_vote=f.local(bool_, "skip_vote", m.const_bool(True)),
+                      predicted=f.local(u32, "predicted", e.k(e.program.entry)),
+                      votes=f.local(u32, "votes", e.k(0)), parity=f.local(u32, "parity", e.k(0)),
+                      known=f.local(bool_, "known_turn", m.const_bool(False)))
+        self.parts_var = f.local(u32, "participants", e.k(0))
+        f.store(self.parts_var, self.lanes)
+        return tv
+
+    # ---------------------------------------------------------------- choosing the turn
+    def _next_turn(self) -> int:
+        """The loop's test: choose this turn's key (known or voted); whether one is left to run."""
+        e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
+        if self.exchange_site:        # a block stopped at an exchange goes on: same turn, no vote
+            with f.if_(f.op("IEqual", bool_, f.load(u32, self.phase), e.k(0))):
+                self._choose()
+        else:
+            self._choose()
+        chosen = f.load(u32, tv.chosen)
+        return f.op("LogicalAnd", bool_, f.op("INotEqual", bool_, chosen, e.k(NONE_KEY)),
+                    f.op("ULessThan", bool_, f.load(u32, self.turn), e.budget))
+
+    def _choose(self) -> None:
+        """This turn's key, known or voted; a round of turns ends where the key has YIELD_BIT."""
+        e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
+        f.if_else(f.load(bool_, tv.skip_vote), self._known_turn, self._vote_turn)
+        f.store(tv.skip_vote, self.m.const_bool(False))
+        chosen = f.load(u32, tv.chosen)
+        round_over = f.op("INotEqual", bool_, f.op("BitwiseAnd", u32, chosen, e.k(YIELD_BIT)), e.k(0))
+        f.store(e.yielded, f.op("LogicalAnd", bool_, f.load(bool_, e.yielded), f.op("LogicalNot", bool_, round_over)))
+
+    def _known_turn(self) -> None:
+        f, tv, true = self.f, self.tv, self.m.const_bool(True)
+        f.store(tv.chosen, f.load(self.m.u32(), tv.predicted))
+        f.store(tv.uniform, true)
+        f.store(tv.known, true)
+
+    def _vote_turn(self) -> None:
+        """Every thread offers its key; the lowest wins, the highest says whether it is uniform."""
+        e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
+        pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
+        yielded = f.load(bool_, e.yielded)
+        rank = f.op("BitwiseOr", u32, f.op("Select", u32, waiting, e.k(WAIT_BIT), e.k(0)),
+                    f.op("Select", u32, yielded, e.k(YIELD_BIT), e.k(0)))
+        mine = f.op("BitwiseOr", u32, pc, rank)
+        n = f.load(u32, tv.votes)
+        slot = f.op("UMod", u32, n, e.k(SLOTS))
+        if self.needs_mask and not e.warp_subgroups:
+            self._publish_pc(n, pc, exited)
+        f.store(tv.known, self.m.const_bool(False))
+        self._vote(slot, f.op("Select", u32, exited, e.k(NONE_KEY), mine), f.op("Select", u32, exited, e.k(0), mine))
+        self.barrier()
+        chosen = self.ld("vote", slot)
+        f.store(tv.chosen, chosen)
+        f.store(tv.uniform, f.op("IEqual", bool_, chosen, self.ld("top", slot)))
+        with f.if_(f.op("IEqual", bool_, e.tid, e.k(0))):
+            stale = f.op("UMod", u32, f.op("IAdd", u32, n, e.k(SLOTS - 1)), e.k(SLOTS))
+            self.st("vote", stale, e.k(NONE_KEY))
+            self.st("top", stale, e.k(0))
+        f.store(tv.votes, f.op("IAdd", u32, n, e.k(1)))
+
+    def _publish_pc(self, n, pc, exited) -> None:
+        """Where this thread stands (NONE once exited), for the participant masks of the turn."""
+        e, f, u32 = self.e, self.f, self.m.u32()
+        parity = f.op("BitwiseAnd", u32, n, e.k(1))
+        f.store(self.tv.parity, parity)
+        quad = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)), f.op("ShiftRightLogical", u32, e.tid, e.k(2)))
+        here = f.op("AccessChain", self.wg_u32, self.keys, quad, f.op("BitwiseAnd", u32, e.tid, e.k(3)))
+        f.store(here, f.op("Select", u32, exited, e.k(NONE_KEY), pc), True)
+
+    def _vote(self, slot, low, high) -> None:
+        """atomicMin and atomicMax of the keys: reduced in the subgroup first, one atomic each
+        per subgroup (exited threads offer NONE to the minimum and 0 to the maximum)."""
+        e, f, m, u32 = self.e, self.f, self.m, self.m.u32()
+        if not e.subgroup_vote:
+            self.atomic("AtomicUMin", "vote", slot, low)
+            self.atomic("AtomicUMax", "top", slot, high)
+            return
+        lowest = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce, low)
+        highest = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce, high)
+        with f.if_(f.op("GroupNonUniformElect", m.bool(), e.k(Scope.Subgroup))):
+            self.atomic("AtomicUMin", "vote", slot, lowest)
+            self.atomic("AtomicUMax", "top", slot, highest)
+
+    # ---------------------------------------------------------------- running the turn
+    def _run_turn(self) -> None:
+        """The threads at the chosen pc run its block; then every thread runs its quiet blocks."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        cpc = f.op("BitwiseAnd", u32, f.load(u32, self.tv.chosen), e.k(PC_MASK))
+        if e.subgroup_vote:   # provably uniform: drivers may branch instead of masking every case
+            cpc = f.op("GroupNonUniformBroadcastFirst", u32, e.k(Scope.Subgroup), cpc)
+        self.cpc = cpc
+        active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                      f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
+        self.turn_participants = self._turn_participants(active)
+        e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+        self.apply_leaves()
+        if self.exchange_site:        # the block stopped at an exchange: swap, then it goes on
+            f.if_else(f.op("INotEqual", bool_, f.load(u32, self.phase), e.k(0)), self.emit_exchange_site,
+                      self._end_turn)
+        else:
+            self._end_turn()
+
+    def _end_turn(self) -> None:
+        f, u32 = self.f, self.m.u32()
+        self.free_run(self.quiet)
+        f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), self.e.k(1)))
+
+    def _turn_participants(self, active):
+        """The lanes of this warp at the chosen pc, where an instruction needs them."""
+        f, bool_ = self.f, self.m.bool()
+        if not self.needs_mask:
+            return None
+        if self.e.warp_subgroups:
+            return self._sg_ballot(active)
+        return self._participants(f.load(bool_, self.tv.known), f.load(self.m.u32(), self.tv.parity))
+
+    def _predict(self, block, outcome: Outcome) -> None:
+        """Every thread, at the end of the chosen block's case: whether the next turn is known."""
+        e, f, tv = self.e, self.f, self.tv
+        next_pc = outcome.destination(e.const_value)
+        if next_pc == EXITED:
+            key = NONE_KEY
+        elif next_pc is None or next_pc not in self.loud:
+            return
+        else:
+            key = next_pc | (YIELD_BIT if next_pc <= block.pc else 0)
+        f.store(tv.skip_vote, f.load(self.m.bool(), tv.uniform))
+        f.store(tv.predicted, e.k(key))
+
+    def free_run(self, quiet) -> None:
+        """Threads in quiet blocks run on alone until they reach one that is not (no barrier inside)."""
+        e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
+        if not quiet:
+            return
+        stop = f.local(bool_, None, m.const_bool(False))
+        f.store(stop, m.const_bool(False))
+
+        def running():
+            idle = f.op("LogicalOr", bool_, f.load(bool_, e.exited), f.load(bool_, e.waiting))
+            go = f.op("LogicalNot", bool_, f.op("LogicalOr", bool_, idle, f.load(bool_, stop)))
+            return f.op("LogicalAnd", bool_, go, f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
+
+        def step():
+            e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=quiet,
+                          default=lambda: f.store(stop, m.const_bool(True)), free=True)
+            f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), e.k(1)))
+
+        e.emit_loop(running, step)
+
+    def _finish(self) -> None:
+        """After the loop: a thread still running when the budget is spent is LIVELOCK; counters."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        pending = f.op("INotEqual", bool_, f.load(u32, self.tv.chosen), e.k(NONE_KEY))
+        stuck = f.op("LogicalAnd", bool_, pending, f.op("LogicalNot", bool_, f.load(bool_, e.exited)))
+        e.record_status(abi.LIVELOCK, stuck, f.load(u32, e.pc))
+        e.add_counters(turns=[(abi.TURNS, f.load(u32, self.turn)), (abi.BARRIERS, f.load(u32, self.nbar))])

@@ -1,0 +1,175 @@
+"""The CPU reference interpreter: the opcode table's semantics on Python integers, run turn by
+turn with the same scheduling rule as the SPIR-V turns mode (see :mod:`translator.interp.machine.waits`).
+
+It is the second oracle of the test suite and derives expected values for hand-written
+listings. It runs thread blocks one after another; within a block, every turn picks the
+lowest key (pc, waiting threads after running ones), and the threads at that pc run their
+basic block together, instruction by instruction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import abi
+from ..values.vprintf import PrintfOutput
+from ..errors import TranslatorError
+from .thread import Fault, ThreadCtx, Thread, WarpOracle
+from ..ir.program import Block, Inst, Program
+from . import waits as schedule
+
+
+class Livelock(TranslatorError):
+    """The step budget was spent; names the pcs and threads still running."""
+
+
+class BadPc(TranslatorError):
+    """A thread jumped to an address that starts no block."""
+
+
+@dataclass
+class RunStats:
+    turns: int = 0
+    steps: int = 0
+    instructions: int = 0
+    printf: PrintfOutput = field(default_factory=PrintfOutput)    # the vprintf calls' records
+
+
+@dataclass
+class Memory:
+    """Global memory: the case buffers at their ABI addresses."""
+    buffers: list[bytearray]
+
+    def locate(self, addr: int, nbytes: int) -> tuple[bytearray, int] | None:
+        k = (addr >> 32) - abi.BUFFER_HI
+        off = (addr & 0xFFFFFFFF) - abi.BUFFER_LO
+        if 0 <= k < len(self.buffers) and 0 <= off and off + nbytes <= len(self.buffers[k]) and off % min(nbytes, 4) == 0:
+            return self.buffers[k], off
+        return None
+
+
+@dataclass
+class Cta:
+    """One thread block: its threads, shared memory and barrier bookkeeping."""
+    threads: list[Thread]
+    shared: bytearray
+    bar_count: list[int] = field(default_factory=lambda: [0] * 16)
+    bar_popc: list[int] = field(default_factory=lambda: [0] * 16)
+    bar_gen: list[int] = field(default_factory=lambda: [0] * 16)
+    bar_result: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)] * 16)
+    released: dict[int, int] = field(default_factory=dict)   # warp -> lanes released from WARPSYNC
+    brk: dict[tuple[int, int], int] = field(default_factory=dict)   # (warp, Bx) -> lanes that left (BREAK, BSYNC)
+    yielding: dict[int, int] = field(default_factory=dict)   # warp -> lanes that executed YIELD since BSSY/BSYNC
+
+
+class Interpreter:
+    """Runs one launch of a program over global memory and constant bank 0."""
+
+    def __init__(self, program: Program, launch: abi.Launch, memory: Memory, cbank: bytes,
+                 shared_bytes: int = 16384, budget: int = abi.DEFAULT_BUDGET):
+        self.program, self.launch, self.memory = program.for_block(launch.block), launch, memory
+        self.cbank, self.shared_bytes, self.budget = cbank, shared_bytes, budget
+        self.stats = RunStats()
+        self.printf = self.stats.printf
+        self.inst_index = 0             # where the running instruction sits in its block (the clock)
+
+    def launch_index(self, t: Thread) -> int:
+        """A thread's index in the launch: its block's linear index times the block size,
+        plus its index in the block."""
+        gx, gy, _ = self.launch.grid
+        x, y, z = t.ctaid
+        return (x + gx * (y + gy * z)) * self.launch.threads_per_block + t.tid
+
+    def run(self) -> RunStats:
+        gx, gy, gz = self.launch.grid
+        for z in range(gz):
+            for y in range(gy):
+                for x in range(gx):
+                    self.run_cta((x, y, z))
+        return self.stats
+
+    def run_cta(self, ctaid: tuple[int, int, int]) -> None:
+        bx, by, bz = self.launch.block
+        threads = [Thread.make(t, (t % bx, t // bx % by, t // (bx * by)), ctaid, self.program.entry)
+                   for t in range(bx * by * bz)]
+        cta = Cta(threads, bytearray(self.shared_bytes))
+        turns = 0
+        while True:
+            key = schedule.pick(threads)
+            if key is None:
+                return
+            pc = key & schedule.PC_MASK
+            parts = [t for t in threads if not t.exited and t.pc == pc]
+            block = self.program.blocks.get(pc)
+            if not parts:           # a pc too large for the key (beyond PC_MASK): no block either
+                parts = [min((t for t in threads if not t.exited and t.pc & ~schedule.PC_MASK), key=lambda t: t.tid)]
+                pc, block = parts[0].pc, None
+            if block is None:
+                raise BadPc(f"thread {parts[0].tid}: jump to {pc:#x}, which starts no instruction block")
+            if not self.program.quiet(block):
+                self.step(cta, block, parts)
+            self.free_run(cta, parts)
+            turns += 1
+            self.stats.turns += 1
+            if turns > self.budget:
+                running = sorted({(t.pc, t.tid) for t in threads if not t.exited})
+                pcs = sorted({p for p, _ in running})
+                raise Livelock(f"step budget of {self.budget} turns spent in block {ctaid}: "
+                               f"{len(running)} threads still running at pcs "
+                               + ", ".join(f"{p:#06x}" for p in pcs[:8])
+                               + f" (threads {', '.join(str(t) for _, t in running[:8])}"
+                               + ("..." if len(running) > 8 else "") + ")")
+
+    def step(self, cta: Cta, block: Block, parts: list[Thread], free: bool = False) -> None:
+        """Run the threads at one block's pc through the block, together."""
+        self.stats.steps += len(parts)
+        for t in parts:
+            t.new_pc = None
+        for k, inst in enumerate(block.insts):
+            self.stats.instructions += len(parts)
+            if inst.waits:
+                schedule.sync_step(self, cta, inst, parts)
+                return
+            self.inst_index = k
+            self.execute(cta, inst, parts)
+        for t in parts:         # the clock (sem_alu.reads_clock): waiting instructions add nothing
+            t.clock += len(block.insts)
+        for t in parts:
+            if not t.exited:
+                t.pc = t.new_pc if t.new_pc is not None else block.end_pc
+            t.waiting = False
+            if not free:
+                schedule.after_block(t, block)
+
+    def free_run(self, cta: Cta, threads: list[Thread]) -> None:
+        """Each thread runs on alone while it is in quiet blocks (see Program.quiet)."""
+        for t in threads:
+            while not t.exited and not t.waiting:
+                block = self.program.blocks.get(t.pc)
+                if block is None or not self.program.quiet(block):
+                    break
+                if t.steps >= self.budget:
+                    raise Livelock(f"step budget of {self.budget} spent by thread {t.tid} in quiet code at pc {t.pc:#06x}")
+                t.steps += 1
+                self.step(cta, block, [t], free=True)
+
+    def execute(self, cta: Cta, inst: Inst, parts: list[Thread]) -> None:
+        oracle = None
+        if inst.exchanges:
+            oracle = WarpOracle(cta.threads, parts)
+            for t in cta.threads:   # first pass: what every lane offers (sources of SHFL too)
+                inst.spec.sem(self.ctx(cta, t, inst, oracle, gather=True), inst)
+            oracle.resolve()
+        for t in parts:
+            inst.spec.sem(self.ctx(cta, t, inst, oracle), inst)
+
+    def ctx(self, cta: Cta, t: Thread, inst: Inst, oracle, gather: bool = False) -> ThreadCtx:
+        return ThreadCtx(self, cta, t, inst, oracle, gather)
+
+
+def run_program(program: Program, launch: abi.Launch, buffers: list[bytearray], cbank: bytes,
+                shared_bytes: int = 16384, budget: int = abi.DEFAULT_BUDGET) -> RunStats:
+    """Run a launch; buffers are changed in place. Raises Fault, Livelock or BadPc."""
+    return Interpreter(program, launch, Memory(buffers), cbank, shared_bytes, budget).run()
+
+
+__all__ = ["Interpreter", "run_program", "Fault", "Livelock", "BadPc", "Memory", "RunStats"]

@@ -1,0 +1,504 @@
+"""Semantics of the integer core: one function per opcode, written against :class:`Ctx`.
+
+Operand layouts follow what ``nvdisasm`` prints for sm_86 (see
+../shared/design/sm86-semantics.md §7). Carry predicates sit right after the destination
+(carry-out) or after the sources (carry-in), so :func:`split` separates them by kind.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .. import regs
+from ..ctx import Ctx
+from ...errors import UnsupportedInstruction
+
+PRED_KINDS = ("pred", "upred")
+
+
+def unsupported(i, why: str):
+    return UnsupportedInstruction(f"{i.where}: unsupported {i.opcode}: {why} in '{i.text}'", i.opcode)
+
+
+def split(i):
+    """(destinations, carry-out predicates, sources, trailing predicates) of an instruction."""
+    ops = list(i.ops)
+    dst = [ops.pop(0)]
+    couts = []
+    while ops and ops[0].kind in PRED_KINDS:
+        couts.append(ops.pop(0))
+    tail = []
+    while ops and ops[-1].kind in PRED_KINDS:
+        tail.insert(0, ops.pop())
+    return dst, couts, ops, tail
+
+
+def _wide(x: Ctx, o):
+    if o.neg and o.kind != "imm":
+        plain = replace(o, neg=False)
+        v = x.read(plain)
+        # 2^32 - v: the two's complement with its carry bit (v == 0 gives 2^32)
+        return x.add64(x.zext(x.sub(x.k32(0), v)), x.join(x.k32(0), x.b2v(x.cmp("eq", v, x.k32(0), False))))
+    return x.zext(x.read(o))
+
+
+def carry(x: Ctx, w) -> object:
+    return x.cmp("ne", x.hi(w), x.k32(0), False)
+
+
+def cin(x: Ctx, preds, k: int):
+    return x.zext(x.b2v(x.readp(preds[k]))) if len(preds) > k else x.k64(0)
+
+
+# ---------------------------------------------------------------- moves and adds
+def mov(x: Ctx, i):
+    x.write(i.ops[0], x.read(i.ops[1]))
+
+
+def iadd3(x: Ctx, i):
+    dst, couts, srcs, cins = split(i)
+    if len(srcs) != 3:
+        raise unsupported(i, "expects three sources")
+    if not couts and "X" not in i.mods:     # no carries: plain 32-bit arithmetic
+        x.write(dst[0], x.add(x.add(x.read(srcs[0]), x.read(srcs[1])), x.read(srcs[2])))
+        return
+    a, b, c = (_wide(x, o) for o in srcs)
+    total = x.add64(x.add64(a, b), c)
+    if "X" in i.mods:
+        total = x.add64(total, x.add64(cin(x, cins, 0), cin(x, cins, 1)))
+    x.write(dst[0], x.lo(total))
+    # The carry-outs count the carries out of bit 31: the first is set by one or more
+    # (sum >= 2^32), the second by two or more (sum >= 2^33), as Mesa NAK's hardware-checked
+    # folding has it; IADD3.X adds both back, so the count is kept.
+    if couts:
+        x.writep(couts[0], carry(x, total))
+    if len(couts) > 1:
+        x.writep(couts[1], x.cmp("gt", x.hi(total), x.k32(1), False))
+
+
+def imad(x: Ctx, i):
+    dst, couts, srcs, cins = split(i)
+    if len(srcs) != 3:
+        raise unsupported(i, "expects three sources")
+    a, b = x.read(srcs[0]), x.read(srcs[1])
+    signed = "U32" not in i.mods
+    ext = x.sext if signed else x.zext
+    if "WIDE" in i.mods:    # 64-bit a*b + c
+        prod, c = x.mul64(ext(a), ext(b)), x.read64(srcs[2])
+        if not couts:
+            total = x.add64(prod, c)
+            x.write64(dst[0], x.add64(total, cin(x, cins, 0)) if "X" in i.mods else total)
+            return
+        # in halves, so the carry out of bit 63 is kept
+        low = x.add64(x.zext(x.lo(prod)), x.zext(x.lo(c)))
+        if "X" in i.mods:
+            low = x.add64(low, cin(x, cins, 0))
+        high = x.add64(x.add64(x.zext(x.hi(prod)), x.zext(x.hi(c))), x.zext(x.hi(low)))
+        x.write64(dst[0], x.join(x.lo(low), x.lo(high)))
+        if couts:
+            x.writep(couts[0], carry(x, high))
+        return
+    if not couts and not i.mods & {"X", "HI"}:   # no carries: plain 32-bit arithmetic
+        x.write(dst[0], x.add(x.mul(a, b), x.read(srcs[2])))
+        return
+    carry_in = cin(x, cins, 0) if "X" in i.mods else x.k64(0)
+    if "HI" in i.mods:
+        total = _mul_hi_add(x, x.mul64(ext(a), ext(b)), x.read64(srcs[2]), carry_in)
+    else:
+        total = x.add64(x.add64(x.zext(x.mul(a, b)), _wide(x, srcs[2])), carry_in)
+    x.write(dst[0], x.lo(total))
+    if couts:
+        x.writep(couts[0], carry(x, total))
+
+
+def _mul_hi_add(x: Ctx, prod, c, carry_in):
+    """IMAD.HI's sum: bits 32..63 of (the 64-bit product + the register pair c + carry_in), and
+    above them the carry out of bit 63. The 64-bit sum is taken in halves so that carry is kept:
+    the udiv64 and mul.hi.u64 sequences chain it into the next IADD3.X/IMAD.X (dropping it makes
+    64-bit quotients one unit of 2^32 low). The carry-in (.X) enters at bit 0, where the
+    mul.hi.u64 of a division by a constant puts the carry out of the middle partial products
+    (``IADD3 RZ, P1, ...`` then ``IMAD.HI.U32.X``); added to the high word it is 2^32 too big."""
+    low = x.add64(x.add64(x.zext(x.lo(prod)), x.zext(x.lo(c))), carry_in)
+    return x.add64(x.add64(x.zext(x.hi(prod)), x.zext(x.hi(c))), x.zext(x.hi(low)))
+
+
+def lea(x: Ctx, i):
+    dst, couts, srcs, cins = split(i)
+    if "HI" in i.mods:
+        if "SX32" in i.mods:
+            a, b, s = srcs
+            ahi = x.sar(x.read(a), x.k32(31))
+        else:
+            a, b, h, s = srcs
+            ahi = x.read(h)
+        pair = x.join(x.read(a), ahi)
+        shifted = x.zext(x.hi(x.shl64(pair, x.read(s))))
+    else:
+        a, b, s = srcs
+        if not couts and "X" not in i.mods:
+            x.write(dst[0], x.add(x.shl(x.read(a), x.read(s)), x.read(b)))
+            return
+        shifted = x.zext(x.shl(x.read(a), x.read(s)))
+    total = x.add64(shifted, _wide(x, b))
+    if "X" in i.mods:
+        total = x.add64(total, cin(x, cins, 0))
+    x.write(dst[0], x.lo(total))
+    if couts:
+        x.writep(couts[0], carry(x, total))
+
+
+# ---------------------------------------------------------------- logic
+def lut3(x: Ctx, lut: int, a, b, c, *, boolean: bool):
+    """Evaluate a 3-input truth table (a=0xF0, b=0xCC, c=0xAA), bitwise or on predicates."""
+    if boolean:
+        ops = (x.band, x.bor, x.bxor, x.bnot, x.kb(False), x.kb(True))
+    else:
+        ops = (x.and_, x.or_, x.xor, x.not_, x.k32(0), x.k32(0xFFFFFFFF))
+    return _table(ops, lut & 0xFF, (a, b, c))
+
+
+def _table(ops, table: int, args: tuple):
+    """A truth table over ``args`` (the first is the highest index bit), by Shannon expansion
+    on the first input: f = a ? f1 : f0, with the cheap cases (f1 == f0, f1 == ~f0 is a XOR,
+    a constant side is an AND or an OR) found first. No table of three inputs needs more than
+    a handful of operations, where a sum of minterms needs up to 20."""
+    and_, or_, xor, not_, zero, one = ops
+    half = 1 << (len(args) - 1)         # entries per cofactor
+    ones = (1 << half) - 1
+    if table == 0:
+        return zero
+    if table == (1 << 2 * half) - 1:
+        return one
+    v, rest = args[0], args[1:]
+    f1, f0 = table >> half, table & ones
+    if f1 == f0:
+        return _table(ops, f0, rest)
+    if (f1, f0) == (ones, 0):
+        return v
+    if (f1, f0) == (0, ones):
+        return not_(v)
+    if f1 == f0 ^ ones:
+        return xor(v, _table(ops, f0, rest))
+    if f0 == 0:
+        return and_(v, _table(ops, f1, rest))
+    if f1 == 0:
+        return and_(not_(v), _table(ops, f0, rest))
+    if f1 == ones:
+        return or_(v, _table(ops, f0, rest))
+    if f0 == ones:
+        return or_(not_(v), _table(ops, f1, rest))
+    return or_(and_(v, _table(ops, f1, rest)), and_(not_(v), _table(ops, f0, rest)))
+
+
+def lop3(x: Ctx, i):
+    ops = list(i.ops)
+    pdst = ops.pop(0) if ops[0].kind in PRED_KINDS else None
+    d, a, b, c, lut = ops[:5]
+    if len(ops) > 5 and not (regs.is_true(ops[5]) and ops[5].inv):
+        raise unsupported(i, "a predicate input other than !PT")
+    r = lut3(x, lut.value, x.read(a), x.read(b), x.read(c), boolean=False)
+    x.write(d, r)
+    if pdst is not None:
+        x.writep(pdst, x.cmp("ne", r, x.k32(0), False))
+
+
+def plop3(x: Ctx, i):
+    p0, p1, a, b, c, l0, l1 = i.ops[:7]
+    va, vb, vc = x.readp(a), x.readp(b), x.readp(c)
+    x.writep(p0, lut3(x, l0.value, va, vb, vc, boolean=True))
+    x.writep(p1, lut3(x, l1.value, va, vb, vc, boolean=True))
+
+
+def shf(x: Ctx, i):
+    d, lo, n, hi = i.ops[:4]
+    bits = 64 if ("U64" in i.mods or "S64" in i.mods) else 32
+    signed = "S64" in i.mods or "S32" in i.mods
+    amount = x.read(n)
+    amount = x.and_(amount, x.k32(bits - 1)) if "W" in i.mods else amount
+    amount = x.sel(x.cmp("gt", amount, x.k32(bits), False), x.k32(bits), amount)
+    pair = x.join(x.read(lo), x.read(hi))
+    if "L" in i.mods:
+        r = x.shl64(pair, amount)
+    elif signed:
+        r = x.sar64(pair, amount)
+    else:
+        r = x.shr64(pair, amount)
+    x.write(d, x.hi(r) if "HI" in i.mods else x.lo(r))
+
+
+def _cmp_name(i):
+    for op in ("EQ", "NE", "LT", "LE", "GT", "GE"):
+        if op in i.mods:
+            return op.lower()
+    raise unsupported(i, "no comparison")
+
+
+def _combine(x: Ctx, i, a, b):
+    if "AND" in i.mods:
+        return x.band(a, b)
+    if "OR" in i.mods:
+        return x.bor(a, b)
+    if "XOR" in i.mods:
+        return x.bxor(a, b)
+    raise unsupported(i, "no .AND/.OR/.XOR")
+
+
+def isetp(x: Ctx, i):
+    pd, pq, a, b, pacc = i.ops[:5]
+    op, signed = _cmp_name(i), "U32" not in i.mods
+    va, vb = x.read(a), x.read(b)
+    r = x.cmp(op, va, vb, signed)
+    if "EX" in i.mods:
+        plow = x.readp(i.ops[5])
+        eq = x.cmp("eq", va, vb, signed)
+        if op == "eq":
+            r = x.band(eq, plow)
+        elif op == "ne":
+            r = x.bor(x.bnot(eq), plow)
+        else:
+            strict = x.cmp({"lt": "lt", "le": "lt", "gt": "gt", "ge": "gt"}[op], va, vb, signed)
+            r = x.bor(strict, x.band(eq, plow))
+    acc = x.readp(pacc)
+    x.writep(pd, _combine(x, i, r, acc))
+    x.writep(pq, _combine(x, i, x.bnot(r), acc))
+
+
+def sel(x: Ctx, i):
+    d, a, b, p = i.ops[:4]
+    x.write(d, x.sel(x.readp(p), x.read(a), x.read(b)))
+
+
+def imnmx(x: Ctx, i):
+    d, a, b, p = i.ops[:4]
+    va, vb = x.read(a), x.read(b)
+    lt = x.cmp("lt", va, vb, "U32" not in i.mods)
+    mn, mx = x.sel(lt, va, vb), x.sel(lt, vb, va)
+    x.write(d, x.sel(x.readp(p), mn, mx))
+
+
+def iabs(x: Ctx, i):
+    v = x.read(i.ops[1])
+    x.write(i.ops[0], x.sel(x.cmp("lt", v, x.k32(0), True), x.sub(x.k32(0), v), v))
+
+
+def vabsdiff(x: Ctx, i):
+    """VABSDIFF[.U32|.S32] Rd, Ra, Rb, Rc: |Ra - Rb| + Rc (mod 2^32); signed unless .U32 (nvcc's
+    __sad and __usad)."""
+    d, a_op, b_op, c_op = i.ops[:4]
+    a, b, c = x.read(a_op), x.read(b_op), x.read(c_op)
+    signed = "U32" not in i.mods
+    a_less = x.cmp("lt", a, b, signed)
+    x.write(d, x.add(x.sel(a_less, x.sub(b, a), x.sub(a, b)), c))
+
+
+def vabsdiff4(x: Ctx, i):
+    """VABSDIFF4.U8 Rd, Ra, Rb, RZ: the four unsigned byte differences |a_k - b_k| packed (nvcc's
+    __vabsdiffu4); .ACC: their sum plus Rc (__vsadu4). Other byte types, and Rc with the packed
+    form, are refused: not seen in nvcc's output, their meaning not checked on a chip."""
+    d, a_op, b_op, c_op = i.ops[:4]
+    if "U8" not in i.mods:
+        raise unsupported(i, "VABSDIFF4 on bytes other than .U8")
+    if "ACC" not in i.mods and not regs.is_zero(c_op):
+        raise unsupported(i, "VABSDIFF4 merging a third operand")
+    a, b = x.read(a_op), x.read(b_op)
+    parts = []
+    for k in range(4):
+        ak = x.and_(x.shr(a, x.k32(8 * k)), x.k32(0xFF))
+        bk = x.and_(x.shr(b, x.k32(8 * k)), x.k32(0xFF))
+        parts.append(x.sel(x.cmp("lt", ak, bk, False), x.sub(bk, ak), x.sub(ak, bk)))
+    if "ACC" in i.mods:
+        total = x.read(c_op)
+        for part in parts:
+            total = x.add(total, part)
+        x.write(d, total)
+        return
+    packed = parts[0]
+    for k in range(1, 4):
+        packed = x.or_(packed, x.shl(parts[k], x.k32(8 * k)))
+    x.write(d, packed)
+
+
+def prmt(x: Ctx, i):
+    d, a, s, b = i.ops[:4]
+    if set(i.mods) - {"PRMT"}:
+        raise unsupported(i, "byte-permute modes")
+    pair, sel_ = x.join(x.read(a), x.read(b)), x.read(s)
+    out = x.k32(0)
+    for k in range(4):
+        nib = x.shr(sel_, x.k32(4 * k))
+        idx = x.and_(nib, x.k32(7))
+        byte = x.and_(x.lo(x.shr64(pair, x.mul(idx, x.k32(8)))), x.k32(0xFF))
+        sign = x.cmp("ne", x.and_(byte, x.k32(0x80)), x.k32(0), False)
+        rep = x.cmp("ne", x.and_(nib, x.k32(8)), x.k32(0), False)
+        byte = x.sel(rep, x.sel(sign, x.k32(0xFF), x.k32(0)), byte)
+        out = x.or_(out, x.shl(byte, x.k32(8 * k)))
+    x.write(d, out)
+
+
+def popc(x: Ctx, i):
+    x.write(i.ops[0], x.popc(x.read(i.ops[1])))
+
+
+def brev(x: Ctx, i):
+    x.write(i.ops[0], x.brev(x.read(i.ops[1])))
+
+
+def flo(x: Ctx, i):
+    r = x.msb(x.read(i.ops[-1]), "S32" in i.mods)
+    if "SH" in i.mods:
+        none = x.cmp("eq", r, x.k32(0xFFFFFFFF), False)
+        r = x.sel(none, r, x.sub(x.k32(31), r))
+    x.write(i.ops[0], r)
+
+
+def sgxt(x: Ctx, i):
+    """SGXT[.U32] Rd, Ra, Rb: the low Rb bits of Ra, sign-extended (zero-extended with .U32);
+    a width of 0 gives 0, one of 32 or more (without .W) all of Ra (the H200 on realkernels/bmsk_bitfield:
+    bfe.u32 with a length of 33-39 keeps every bit from the position up)."""
+    d, a, n = i.ops[:3]
+    va, vn = x.read(a), x.read(n)
+    if "W" not in i.mods:
+        vn = x.sel(x.cmp("gt", vn, x.k32(32), False), x.k32(32), vn)
+    shift = x.sub(x.k32(32), vn)
+    r = x.shr(x.shl(va, shift), shift) if "U32" in i.mods else x.sar(x.shl(va, shift), shift)
+    x.write(d, x.sel(x.cmp("eq", vn, x.k32(0), False), x.k32(0), r))
+
+
+CLOCK_REGISTERS = ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI")
+CLOCK_LOW = ("SR_CLOCKLO", "SR_GLOBALTIMERLO")
+
+
+def reads_clock(insts) -> bool:
+    """Whether a program reads the clock. ``clock()`` is defined here as a per-thread counter,
+    the same on both back ends: SR_CLOCKLO is the number of instructions the thread has run
+    before this one (a waiting instruction, BSYNC/WARPSYNC/BAR, counts 0: how often a thread
+    retries it depends on the schedule), modulo 2^32; SR_CLOCKHI is 0. The global timer
+    (``%globaltimer``, nanoseconds on the chip) reads the same counter: a time that moves
+    only as the thread runs, so a spin-wait with a timeout ends after as many instructions."""
+    return any(o.kind == "sreg" and o.name in CLOCK_REGISTERS for i in insts for o in i.ops)
+
+
+def cs2r(x: Ctx, i):
+    """CS2R[.32] Rd, SRZ | SR_CLOCKLO | SR_GLOBALTIMERLO: zero, or the clock (a pair, or its low
+    word with .32)."""
+    src = i.ops[1]
+    if regs.is_zero(src):
+        value = x.k64(0)
+    elif src.kind == "sreg" and src.name in CLOCK_LOW:
+        value = x.join(x.read(src), x.read(replace(src, name=src.name[:-2] + "HI")))
+    else:
+        raise unsupported(i, f"special register {src.text}")
+    if "32" in i.mods:
+        x.write(i.ops[0], x.lo(value))
+    else:
+        x.write64(i.ops[0], value)
+
+
+# ---------------------------------------------------------------- predicates and bit masks
+NUM_PREDICATES = 7      # P0-P6 (PT is not stored)
+
+
+def _byte_select(i, o) -> tuple[object, int]:
+    """A register operand without its byte select (``R0.B1``) and the shift the select names."""
+    sel = [s for s in o.suffix if s in ("B0", "B1", "B2", "B3")]
+    if o.kind not in ("reg", "ureg") or len(sel) > 1:
+        raise unsupported(i, f"expected a register with an optional byte select, got {o.text}")
+    return replace(o, suffix=tuple(s for s in o.suffix if s not in sel)), 8 * int(sel[0][1]) if sel else 0
+
+
+def _predicate(o, k: int):
+    """Predicate register ``k`` of the file ``o`` (a register or uniform one) belongs to."""
+    kind = "upred" if o.kind == "ureg" else "pred"
+    name = ("UP" if kind == "upred" else "P") + str(k)
+    return replace(o, kind=kind, value=k, name=name, text=name, suffix=(), inv=False, neg=False, abs=False)
+
+
+def _pred_mask(i, o) -> int:
+    if o.kind != "imm":
+        raise unsupported(i, f"a predicate mask in a register ({o.text})")
+    return o.value & ((1 << NUM_PREDICATES) - 1)
+
+
+def p2r(x: Ctx, i):
+    """P2R Rd, PR, Ra[.Bk], mask: Ra with the bits of ``mask << 8k`` replaced by P0-P6 (bit j
+    of the mask takes Pj), as a spill of the predicates into one byte of a register."""
+    d, pr, src, mask_op = i.ops[:4]
+    base, shift = _byte_select(i, src)
+    mask = _pred_mask(i, mask_op)
+    bits = x.k32(0)
+    for k in range(NUM_PREDICATES):
+        if mask >> k & 1:
+            bits = x.or_(bits, x.shl(x.b2v(x.readp(_predicate(d, k))), x.k32(k)))
+    kept = x.and_(x.read(base), x.k32(~(mask << shift)))
+    x.write(d, x.or_(kept, x.shl(bits, x.k32(shift))))
+
+
+def r2p(x: Ctx, i):
+    """R2P PR, Ra[.Bk], mask: Pj = bit 8k+j of Ra for every bit j of the mask; others kept."""
+    pr, src, mask_op = i.ops[:3]
+    base, shift = _byte_select(i, src)
+    mask = _pred_mask(i, mask_op)
+    value = x.read(base)
+    for k in range(NUM_PREDICATES):
+        if mask >> k & 1:
+            bit = x.and_(x.shr(value, x.k32(shift + k)), x.k32(1))
+            x.writep(_predicate(src, k), x.cmp("ne", bit, x.k32(0), False))
+
+
+def bmsk(x: Ctx, i):
+    """BMSK[.W] Rd, Ra, Rb: ``Rb`` ones from bit ``Ra`` up, as PTX's bmsk.clamp (.W: bmsk.wrap):
+    position and width count modulo 32; without .W a position >= 32 gives 0 and a width >= 32
+    every bit from the position up."""
+    d, a_op, b_op = i.ops[:3]
+    a, b = x.read(a_op), x.read(b_op)
+    ones, k31 = x.k32(0xFFFFFFFF), x.k32(31)
+    a1, b1 = x.and_(a, k31), x.and_(b, k31)
+    low = x.shl(ones, a1)                               # bits from the position up
+    high = x.shl(ones, x.add(a1, b1))                   # bits from position + width up (0 past 31)
+    none = x.cmp("eq", b1, x.k32(0), False)
+    if "W" not in i.mods:
+        low = x.sel(x.cmp("gt", a, k31, False), x.k32(0), low)
+        wide = x.cmp("gt", b, k31, False)
+        none = x.band(none, x.bnot(wide))
+        high = x.sel(wide, x.k32(0), high)
+    high = x.sel(x.band(none, x.cmp("lt", x.add(a1, b1), x.k32(32), False)), ones, high)
+    x.write(d, x.and_(low, x.not_(high)))
+
+
+def fchk(x: Ctx, i):
+    """FCHK Pd, Ra, Rb: whether the division Ra / Rb must leave nvcc's fast path (reciprocal
+    and two refinements) for the full one (a call to ``__internal_..._div_rn_..._slowpath``).
+    The chip's exact test (exponent ranges of Ra and Rb) is not documented; Pd = true here:
+    the full path gives the correctly rounded quotient for every input, and the fast path gives
+    the same quotient wherever the chip takes it, so the results are the chip's (only the
+    clock, see reads_clock, counts more instructions)."""
+    x.writep(i.ops[0], x.kb(True))
+
+
+SUBWORDS = {"U8": (8, False), "S8": (8, True), "U16": (16, False), "S16": (16, True)}
+
+
+def ldc(x: Ctx, i):
+    """LDC/ULDC[.64|.U8|.S8|.U16|.S16]: a constant-bank word, pair, or byte/halfword (char,
+    bool and short parameters) zero- or sign-extended."""
+    d, src = i.ops[0], i.ops[1]
+    sub = next((SUBWORDS[m] for m in i.mods if m in SUBWORDS), None)
+    if "64" in i.mods:
+        x.write64(d, x.read64(src))
+    elif sub is None:
+        x.write(d, x.read(src))
+    else:
+        bits, signed = sub
+        if src.kind != "cbank":
+            raise unsupported(i, f"a byte or halfword of {src.text}")
+        off = x.k32(src.offset)                     # the byte's address: an indexed table read
+        for base in (src.base, src.uniform_base):   # (``c[0x3][R7]``) knows it only at run time
+            if base is not None and not regs.is_zero(base):
+                off = x.add(off, x.read(base))
+        # the halfword of an aligned table never crosses a word: shift its top to bit 31, then down
+        high = x.sub(x.k32(32 - bits), x.shl(x.and_(off, x.k32(3)), x.k32(3)))
+        v = x.shl(x.cbank_word(src.value, off), high)
+        x.write(d, x.sar(v, x.k32(32 - bits)) if signed else x.shr(v, x.k32(32 - bits)))
+
+
+def nop(x: Ctx, i):
+    """Scheduling, caching and fence instructions: no effect on results here."""

@@ -1,0 +1,122 @@
+"""Parsed SASS -> text, in nvdisasm's spelling.
+
+:func:`format_instruction` rebuilds an instruction from its parsed fields (guard, opcode, each
+operand's kind, value and decorations), never from the text it was parsed from, so that
+parse-then-print reproducing the listing checks that the parser kept everything it read.
+``.reuse`` flags are cache hints the parser drops; they are not printed.
+
+nvdisasm's conventions followed here: integer immediates and offsets in lower-case hex
+(negative ones as ``-0x1``, negative address offsets as ``[R2.64+-0x40]``); float immediates
+in decimal (an integral one, ``FADD R0, R0, 1``, is parsed as an integer); ``!`` inverts a
+predicate and ``~`` a value; a return or indirect-branch target follows its register after a
+space, not a comma (``RET.REL.NODEC R2 `(kernel)``, cuobjdump ``RET.REL.NODEC R4 0x0``);
+annotations follow the operands (``STL [R1+0x4], R4 (*"SpillRefill"*)``).
+"""
+from __future__ import annotations
+
+from .listing import BRANCH_TARGETS, Operand, RawInstruction, annotation_kind
+
+# opcodes whose immediates are floating-point numbers, which nvdisasm prints in decimal
+FLOAT_IMMEDIATE_OPS = frozenset({
+    "FADD", "FADD32I", "FMUL", "FMUL32I", "FFMA", "FFMA32I", "FMNMX", "FSETP", "FSET", "FSEL",
+    "FCMP", "FSWZADD", "HADD2", "HADD2_32I", "HMUL2", "HMUL2_32I", "HFMA2", "HFMA2_32I",
+    "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "DMNMX", "MUFU",
+})
+# opcodes whose target comes after a register without a comma
+SPACED_TARGET_OPS = frozenset({"RET", "CALL", "BRX", "JMX"})
+PRED_KINDS = ("pred", "upred")
+REGISTER_KINDS = ("reg", "ureg", "pred", "upred", "barrier", "sreg", "pr", "sb")
+
+
+def hex_int(value: int) -> str:
+    """``0x1f``, ``-0x1``: how nvdisasm writes an integer."""
+    return f"-{-value:#x}" if value < 0 else f"{value:#x}"
+
+
+def _register(o: Operand) -> str:
+    return o.name + "".join("." + s for s in o.suffix)
+
+
+def _address(base: Operand | None, offset: int, index: Operand | None = None) -> str:
+    """The inside of ``[...]``: ``R2.64+0x10``, ``R2.64+-0x40``, ``0x40``, ``RZ``,
+    ``R2.X4+R3``, ``R2.64+UR4+0x10``."""
+    if base is None:
+        return hex_int(offset)
+    text = _register(base) + ("+" + _register(index) if index is not None else "")
+    if offset:
+        text += "+-" + hex_int(-offset) if offset < 0 else "+" + hex_int(offset)
+    return text
+
+
+def _mem(o: Operand) -> str:
+    desc = f"desc[{_register(o.uniform_base)}]" if o.uniform_base is not None else ""
+    return f"{desc}[{_address(o.base, o.offset, o.index)}]"
+
+
+def _cbank(o: Operand) -> str:
+    base = o.base if o.base is not None else o.uniform_base
+    return f"c[{o.value:#x}][{_address(base, o.offset)}]" + "".join("." + s for s in o.suffix)
+
+
+def _decorate(o: Operand, body: str, suffix: str = "") -> str:
+    """Bars, inversion and negation around ``body``; a register's suffix follows the bars
+    (``-|R3|.H1``)."""
+    if o.abs:
+        body = f"|{body}|"
+    body += suffix
+    if o.inv:
+        body = ("!" if o.kind in PRED_KINDS else "~") + body
+    if o.neg:
+        body = "-" + body
+    return body
+
+
+def format_operand(o: Operand, opcode: str = "") -> str:
+    """One operand as nvdisasm prints it; ``opcode`` (the base mnemonic) decides the spelling
+    of an immediate (hex, or decimal in a float instruction)."""
+    kind = o.kind
+    if kind == "label":
+        return f"`({o.name})"
+    if kind == "imm":
+        body = str(o.value) if opcode in FLOAT_IMMEDIATE_OPS else hex_int(o.value)
+    elif kind in ("fimm", "texdim", "list"):
+        body = o.name
+    elif kind == "mem":
+        body = _mem(o)
+    elif kind == "cbank":
+        body = _cbank(o)
+    elif kind in REGISTER_KINDS:
+        return _decorate(o, o.name, "".join("." + s for s in o.suffix))
+    else:
+        raise ValueError(f"cannot print an operand of kind {kind!r}")
+    return _decorate(o, body)
+
+
+def format_instruction(raw: RawInstruction) -> str:
+    """``@!P0 IADD3 R2, -R10, 0x27, RZ``: the instruction without address, ``;`` or ``.reuse``,
+    then its annotations (``BRX R2 -0x130 (*"BRANCH_TARGETS .L_x_1,.L_x_2"*)``)."""
+    base = raw.opcode.split(".", 1)[0]
+    text = (f"@{raw.guard} " if raw.guard else "") + raw.opcode
+    parts: list[str] = []
+    for k, o in enumerate(raw.operands):
+        printed = format_operand(o, base)
+        if o.kind == "fimm" and o.name.lstrip("+-") == "INF" and k < len(raw.operands) - 1:
+            printed += " "           # nvdisasm prints `|R0|, +INF , PT`
+        spaced = (base in SPACED_TARGET_OPS and k > 0 and o.kind in ("label", "imm")
+                  and raw.operands[k - 1].kind in ("reg", "ureg"))
+        if spaced:
+            parts[-1] += " " + printed
+        else:
+            parts.append(printed)
+    text += " " + ", ".join(parts) if parts else ""
+    return "".join([text, *(f' (*"{_annotation(raw, a)}"*)' for a in raw.annotations)])
+
+
+def _annotation(raw: RawInstruction, annotation: str) -> str:
+    """An annotation's text; BRANCH_TARGETS rebuilt from the targets parsed out of it."""
+    if annotation_kind(annotation) == BRANCH_TARGETS:
+        return f"{BRANCH_TARGETS} " + ",".join(raw.branch_targets)
+    return annotation
+
+
+__all__ = ["format_instruction", "format_operand", "hex_int"]
