@@ -14,11 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from warpboard.harness.run import devices
 from warpboard.harness import vk  # noqa: E402
-from warpboard.harness.tools.bench import bench_cases  # noqa: E402
 from warpboard.harness.case.model import discover_cases  # noqa: E402
+from warpboard.harness.run import devices
 from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case  # noqa: E402
+from warpboard.harness.tools.bench import bench_cases  # noqa: E402
 
 
 def main(prefix: str) -> None:

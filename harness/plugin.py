@@ -14,7 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from .run.results import Status
+from .case.expectations import load_expectations
+from .case.model import CaseError, load_case
+from .run import devices, engine
+from .run.results import Status, apply_expectation
+from .run.worker import Worker
 
 _STATE: dict = {}
 
@@ -33,7 +37,6 @@ def pytest_addoption(parser):
 
 def _configs(config):
     if "configs" not in _STATE:
-        from .run import devices
         patterns = config.getoption("wb_device")
         found = devices.discover()
         _STATE["configs"] = devices.select(found, patterns) if patterns and patterns != ["none"] else (
@@ -44,7 +47,6 @@ def _configs(config):
 def _expectations(config):
     """The expected-failures list, read once per session (``--expectations`` or ci/expectations.txt)."""
     if "expectations" not in _STATE:
-        from .case.expectations import load_expectations
         default = Path(str(config.rootpath)) / "ci" / "expectations.txt"
         path = config.getoption("wb_expectations") or (str(default) if default.is_file() else None)
         _STATE["expectations"] = load_expectations(path) if path else None
@@ -59,7 +61,6 @@ def pytest_collect_file(parent, file_path: Path):
 
 class CaseFile(pytest.File):
     def collect(self):
-        from .case.model import CaseError, load_case
         root = next((str(Path(*self.path.parts[:i + 1])) for i, p in enumerate(self.path.parts) if p == "cases"), None)
         try:
             case = load_case(self.path, root)
@@ -80,9 +81,6 @@ class CaseItem(pytest.Item):
         self.case, self.device, self.device_id = case, device, device_id
 
     def runtest(self):
-        from .run import engine
-        from .run.results import apply_expectation
-        from .run.worker import Worker
         workers = _STATE.setdefault("workers", {})
         if self.device_id not in workers:
             workers[self.device_id] = Worker(self.device.env if self.device else {}, self.device_id)

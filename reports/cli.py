@@ -16,6 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from warpboard.harness.files import OutputError, output_problem, write_atomic
+
+from . import collect, render
+from .collect import ResultsError
+from .merge import merge
+from .render import plain
+
 FORMATS = ("terminal", "markdown", "html")
 REPORT_DESCRIPTION = "Render a results file as a scoreboard."
 MERGE_DESCRIPTION = "Merge results files from several runs."
@@ -41,7 +48,6 @@ def add_report_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def _rendered(fmt: str, results: dict[str, Any], baseline: dict[str, Any] | None) -> str:
-    from . import render
     if fmt == "markdown":
         return render.markdown(results, baseline)
     if fmt == "html":
@@ -51,7 +57,6 @@ def _rendered(fmt: str, results: dict[str, Any], baseline: dict[str, Any] | None
 
 def _exit_code(fail_on: str, results: dict[str, Any], baseline: dict[str, Any] | None) -> int:
     """1 when the --fail-on condition holds, else 0."""
-    from . import collect
     if fail_on == "failures":
         return int(any(collect.is_failure(s) for s in collect.frame(results)["status"]))
     if fail_on == "regressions" and baseline is not None:
@@ -61,9 +66,6 @@ def _exit_code(fail_on: str, results: dict[str, Any], baseline: dict[str, Any] |
 
 def run_report(args: argparse.Namespace) -> int:
     """Carry out ``warpboard report`` for parsed arguments; return the exit code."""
-    from warpboard.harness.files import OutputError, output_problem, write_atomic
-    from . import collect, render
-    from .collect import ResultsError
     problem = (output_problem(args.output) if args.output else None) or \
         (f"--outdir {args.outdir} is a file" if args.outdir and args.outdir.is_file() else None)
     if problem:
@@ -113,11 +115,6 @@ def add_merge_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run_merge(args: argparse.Namespace) -> int:
     """Carry out ``warpboard merge`` for parsed arguments; return the exit code."""
-    from warpboard.harness.files import OutputError, output_problem, write_atomic
-    from . import collect
-    from .collect import ResultsError
-    from .merge import merge
-    from .render import plain
     if problem := output_problem(args.output):
         print(f"warpboard merge: error: {problem}", file=sys.stderr)
         return 2

@@ -15,6 +15,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from warpboard.harness.files import write_atomic
 from warpboard.harness.run.results import Status
 
 from . import collect, printf_view
@@ -458,7 +459,6 @@ def write_all(results: dict[str, Any], outdir: str | Path,
     outdir = Path(outdir)
     paths = {"markdown": outdir / "scoreboard.md", "html": outdir / "scoreboard.html",
              "json": outdir / "scoreboard.json"}
-    from warpboard.harness.files import write_atomic
     write_atomic(paths["markdown"], markdown(results, baseline))
     write_atomic(paths["html"], html(results, baseline))
     write_atomic(paths["json"], json.dumps(results, indent=1) + "\n")

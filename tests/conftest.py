@@ -1,8 +1,9 @@
 """Fixtures shared by the test modules: a case builder, the back ends, and result documents.
 
-Test modules take what they share from here as fixtures and never import one another.
-What a worker subprocess runs by name stays a module of its own (``worker_targets``), since
-a child process cannot reach a fixture.
+Test modules take what they share from here as fixtures, or from ``tests/support/`` (on the
+path through pytest's ``pythonpath``), and never import one another. What a worker subprocess
+runs by name lives in ``support/worker_targets.py``, since a child process cannot reach a
+fixture.
 
 - ``make_case``: writes small cases (listing, buffers, launch) under a ``cases/`` folder
   and loads them; it can also copy a library case there, with its listing and source.
@@ -15,7 +16,6 @@ a child process cannot reach a fixture.
 from __future__ import annotations
 
 import copy
-import json
 import shutil
 import struct
 from dataclasses import dataclass
@@ -23,38 +23,31 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-from warpboard.harness.run import devices
 from warpboard.harness.case.model import BufferSpec, Case, Param, load_case
-from warpboard.harness.run.dispatch import prepare, run_interpreter, run_vulkan, translate_case
+from warpboard.harness.case.toml_text import toml_table, toml_value
+from warpboard.harness.run import devices
+from warpboard.harness.run.dispatch import (
+    prepare,
+    run_interpreter,
+    run_vulkan,
+    translate_case,
+)
 from warpboard.harness.run.results import RESULTS_VERSION, CaseResult, Mismatch, Status
+
+from support.listing_kit import listing
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parents[1]
+from warpboard.harness import vk
+
+from support.paths import ROOT
+
 LIBRARY = ROOT / "cases"
 M32 = 0xFFFFFFFF
 
 
 # ================================================================ the case builder
 EXIT_ONLY = "        /*0000*/                   EXIT ;\n"
-
-
-def toml_value(value) -> str:
-    """``value`` (a string, int, bool or list of them) as TOML source text."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return json.dumps(value)       # a JSON string is a TOML basic string
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    raise TypeError(f"no TOML form for {value!r}")
-
-
-def _table(header: str, items: dict) -> str:
-    return f"[{header}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in items.items())
 
 
 class CaseBuilder:
@@ -99,10 +92,10 @@ class CaseBuilder:
         text = "".join(f"{k} = {toml_value(v)}\n" for k, v in head.items())
         if not listing_file:
             text += f"sass = '''\n{sass}'''\n"
-        text += "\n" + _table("provenance", provenance)
-        text += "\n" + _table("launch", {"grid": grid, "block": block})
-        text += "".join("\n" + _table("[buffers]", b) for b in buffers)
-        text += "".join("\n" + _table("[params]", p) for p in params)
+        text += "\n" + toml_table("provenance", provenance)
+        text += "\n" + toml_table("launch", {"grid": grid, "block": block})
+        text += "".join("\n" + toml_table("[buffers]", b) for b in buffers)
+        text += "".join("\n" + toml_table("[params]", p) for p in params)
         return self.write_text(case_id, text, files)
 
     def copy(self, case_id: str, as_id: str | None = None, edit=None) -> Path:
@@ -148,39 +141,27 @@ class Run:
     mode: str
 
 
-def listing(lines: list[str]) -> str:
-    """Instruction lines (``.L_x:`` labels pass through) with ``/*pc*/`` address comments."""
-    out, pc = [], 0
-    for line in lines:
-        line = line.strip()
-        if line.endswith(":"):
-            out.append(line)
-            continue
-        out.append(f"        /*{pc:04x}*/                   {line} ;")
-        pc += 16
-    return "\n".join(out) + "\n"
-
-
 class Backend:
     """Runs a case on the interpreter (device None) or on an open Vulkan device."""
 
     def __init__(self, name: str, device=None):
         self.name, self.device = name, device
 
-    def run_case(self, case: Case) -> Run:
-        """The raw run (no comparison): outcome, detail, every buffer's words, mode."""
+    def run_case(self, case: Case, mode: str | None = None) -> Run:
+        """The raw run (no comparison): outcome, detail, every buffer's words, mode (on a
+        device, ``mode`` forces free or turns)."""
         prep = prepare(case)
         if self.device is None:
             raw = run_interpreter(prep)
         else:
-            shader, _ = translate_case(prep)
+            shader, _ = translate_case(prep, mode)
             raw = run_vulkan(self.device, prep, shader, timeout_s=30)
         words = [list(struct.unpack(f"<{len(b) // 4}I", b)) for b in raw.buffers]
         return Run(raw.outcome, raw.detail, words, raw.mode)
 
     def run(self, lines: list[str], buffers: list[list[int]], *, threads: int = 32, grid: int = 1,
             block: tuple[int, int, int] | None = None, shared: int = 1024, name: str = "kernel",
-            params: list[Param] | None = None, constants: tuple = ()) -> Run:
+            params: list[Param] | None = None, constants: tuple = (), mode: str | None = None) -> Run:
         """Instruction lines as a one-kernel case whose buffers (``in``, ``out``, ``buf2``...)
         start as ``buffers`` and are, unless ``params`` says otherwise, its parameters."""
         specs = tuple(BufferSpec(n, len(words), tuple(w & M32 for w in words), None)
@@ -191,13 +172,12 @@ class Backend:
                     shared_bytes=shared, step_budget=None, buffers=specs,
                     params=tuple(params if params is not None else (Param("buffer", s.name) for s in specs)),
                     provenance={}, constants=constants)
-        return self.run_case(case)
+        return self.run_case(case, mode)
 
 
 @pytest.fixture(scope="module")
 def vulkan_infos():
     """Every Vulkan physical device, in order; skips where there is none."""
-    from warpboard.harness import vk
     try:
         found = vk.list_devices()
     except Exception as exc:  # noqa: BLE001 - no loader, no binding: no device
@@ -210,7 +190,6 @@ def vulkan_infos():
 @pytest.fixture(scope="module")
 def vulkan_device(vulkan_infos):
     """Vulkan device 0, open for the module."""
-    from warpboard.harness import vk
     with vk.Device(0) as dev:
         yield dev
 
@@ -218,7 +197,6 @@ def vulkan_device(vulkan_infos):
 @pytest.fixture(scope="module")
 def lavapipe(vulkan_infos):
     """The lavapipe (Mesa llvmpipe) device at this process's vector width, open for the module."""
-    from warpboard.harness import vk
     index = next((i.index for i in vulkan_infos if i.driver_name == "llvmpipe"), None)
     if index is None:
         pytest.skip("no lavapipe (Mesa llvmpipe Vulkan) device")

@@ -1,1 +1,29 @@
-"""warpboard translator."""
+"""SM86 SASS listing -> IR -> SPIR-V compute shader, and the CPU reference interpreter.
+
+The stages, lowest first (imports only go down; see translator/README.md):
+
+- ``errors``, ``abi``: what every stage may raise; the memory layout shared with the harness
+- ``values/``: the words themselves (integers, floats, MUFU, vprintf), for both back ends
+- ``spirv/``: the SPIR-V module builder and its enumerants
+- ``isa/``: the opcode table, the vocabulary semantics are written in, registers, semantics
+- ``sass/``: listing text <-> instructions
+- ``ir/``: decoded programs, basic blocks, the lane order, the turn key
+- ``interp/`` and ``emit/``: the two back ends, side by side; ``emit/`` holds one sub-package
+  per translation strategy
+
+Code outside the translator uses only the names below.
+"""
+from . import abi
+from .emit.emitter import STRATEGIES, Shader, translate
+from .errors import TRAP, BadPc, Fault, Livelock, ProgramError, SassSyntaxError, TranslatorError, UnsupportedInstruction
+from .interp.machine import Interpreter, Memory
+from .ir.program import Program, decode, load_program
+from .sass.listing import ANONYMOUS, parse_listing
+from .sass.operands import clear_caches
+from .values import vprintf
+from .values.vprintf import PrintfOutput, PrintfRecord
+
+__all__ = ["abi", "vprintf", "translate", "Shader", "STRATEGIES", "Interpreter", "Memory", "Program",
+           "decode", "load_program", "parse_listing", "ANONYMOUS", "clear_caches", "PrintfOutput",
+           "PrintfRecord", "TranslatorError", "SassSyntaxError", "UnsupportedInstruction", "ProgramError",
+           "Fault", "Livelock", "BadPc", "TRAP"]

@@ -18,14 +18,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from warpboard.harness.tools import bench, corpus, mufu_rates, newcase, truth
+from tabulate import tabulate
+
+from warpboard.harness.case.expectations import load_expectations
+from warpboard.harness.case.model import (
+    MAX_BLOCK_DIMS,
+    MAX_BLOCK_THREADS,
+    MAX_SHARED_BYTES,
+    MAX_STEP_BUDGET,
+    CaseError,
+    read_text,
+    scan_cases,
+)
+from warpboard.harness.files import OutputError, output_problem, write_atomic
 from warpboard.harness.fuzz import cli as fuzz_cli
 from warpboard.harness.fuzz import merge as fuzz_merge
 from warpboard.harness.fuzz import reduce as fuzz_reduce
-from warpboard.harness.case.model import MAX_BLOCK_DIMS, MAX_BLOCK_THREADS, MAX_SHARED_BYTES, MAX_STEP_BUDGET
-from warpboard.harness.files import OutputError, output_problem, write_atomic
+from warpboard.harness.run import devices, engine
+from warpboard.harness.run.results import Status
+from warpboard.harness.tools import bench, corpus, mufu_rates, newcase, truth
 from warpboard.reports import cli as reports_cli
+from warpboard.reports import render
 from warpboard.reports.render import plain
+from warpboard.translator import TranslatorError, load_program, translate
 
 EXPECTATIONS = "ci/expectations.txt"
 DESCRIPTION = ("Run SM86 SASS cases on every Vulkan device and the CPU reference interpreter; "
@@ -89,9 +104,6 @@ def add_run_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Every selected case on every selected device; print the table and write the reports."""
-    from warpboard.harness.run import engine
-    from warpboard.harness.run.results import Status
-    from warpboard.reports import render
     outputs = {"json": args.output, "html": args.html, "markdown": args.markdown}
     for path in filter(None, outputs.values()):
         if problem := output_problem(path):
@@ -117,7 +129,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _select_cases(root: str, patterns: list[str]) -> tuple[list, list]:
     """The cases the patterns select and the selected files that did not load."""
-    from warpboard.harness.case.model import CaseError, scan_cases
     try:
         cases, broken = scan_cases(root, patterns or None)
     except CaseError as exc:
@@ -129,7 +140,6 @@ def _select_cases(root: str, patterns: list[str]) -> tuple[list, list]:
 
 
 def _load_expectations(path: str | None):
-    from warpboard.harness.case.expectations import load_expectations
     if path is None:
         return None
     try:
@@ -142,7 +152,6 @@ def _load_expectations(path: str | None):
 
 def _select_devices(patterns: list[str] | None) -> list:
     """The device configurations ``--device`` names (``none``: the interpreter only)."""
-    from warpboard.harness.run import devices
     if patterns == ["none"]:
         return []
     try:
@@ -172,8 +181,6 @@ def add_devices_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 def cmd_devices(args: argparse.Namespace) -> int:
     """List every Vulkan device configuration (lavapipe at each subgroup width too)."""
-    from tabulate import tabulate
-    from warpboard.harness.run import devices
     rows = devices.describe(devices.discover())
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -196,10 +203,6 @@ def add_translate_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentPars
 
 def cmd_translate(args: argparse.Namespace) -> int:
     """Translate one kernel of a listing to a SPIR-V compute shader."""
-    from warpboard.harness.case.model import CaseError, read_text
-    from warpboard.translator.emit.emitter import translate
-    from warpboard.translator.errors import TranslatorError
-    from warpboard.translator.ir.program import load_program
     x, y, z = args.block
     if x * y * z > MAX_BLOCK_THREADS or any(d > m for d, m in zip(args.block, MAX_BLOCK_DIMS)):
         raise UsageError(f"--block {x} {y} {z}: at most {MAX_BLOCK_THREADS} threads, "

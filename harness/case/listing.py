@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from warpboard.translator.sass.listing import ANONYMOUS, parse_listing
+from warpboard.translator import ANONYMOUS, parse_listing
 
 from .fields import CaseError, Checker, Locator, file_beside, read_text
 

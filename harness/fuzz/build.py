@@ -17,15 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..case.model import kernel_section, listing_kernels
-from ..tools.newcase import (
-    ARCH,
-    NewCaseError,
-    case_constants,
-    compile_listing,
-    constants_toml,
-    toml_string,
-    toml_words,
-)
+from ..case.toml_text import toml_string, toml_words
+from ..tools.newcase import NewCaseError, case_constants, compile_listing, constants_toml
+from ..tools.toolchain import ARCH
 from . import cpu_model
 from .generate import PRELUDE, Program
 

@@ -17,7 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tabulate import tabulate
+
+from ..run import devices
+from ..run.engine import run_in_worker
 from ..run.results import CaseResult, Status
+from ..run.worker import Worker
 from . import knobs as knobs_mod
 from .build import Built, build_batch
 from .generate import generate
@@ -82,8 +87,6 @@ def run(cases, columns: list[Column], root: Path, options, jobs: int = 0,
     a driver compiles a shader on the CPU, whatever the device. The shares of all columns are
     interleaved, so the columns advance together. Past ``stop_after_s`` seconds no worker
     starts another cell: a run with a wall-clock limit still ends with a summary of what ran."""
-    from ..run.engine import run_in_worker
-    from ..run.worker import Worker
     jobs = jobs or os.cpu_count() or 1
     deadline = None if stop_after_s is None else time.monotonic() + stop_after_s
     tasks = [(col, cases[i::jobs]) for i in range(jobs) for col in columns if cases[i::jobs]]
@@ -107,7 +110,6 @@ def columns_for(patterns: list[str] | None, interp: bool) -> list[Column]:
     """The interpreter and the Vulkan configurations matching ``patterns`` (none: no device)."""
     cols = [Column(INTERP)] if interp else []
     if patterns:
-        from ..run import devices
         cols += [Column(c.id, c.index, dict(c.env)) for c in devices.select(devices.discover(), patterns)]
     return cols
 
@@ -166,7 +168,6 @@ TABLE_STATUSES = ("PASS", "FAIL", "LIVELOCK", "UNSUPPORTED", "ERROR", "FAULT", "
 def table(doc: dict, markdown: bool = False) -> str:
     """Per-device agreement as a text table (``markdown``: a GitHub table, for a CI comment or a
     page), then the cells not run and the failing cases by status."""
-    from tabulate import tabulate
     rows = []
     for device, d in doc["devices"].items():
         c = d["counts"]

@@ -21,7 +21,10 @@ import json
 import sys
 from pathlib import Path
 
-from ..tools.newcase import ToolMissing
+from ..case.model import CaseError, load_case
+from ..run.engine import Options
+from ..tools import truth
+from ..tools.toolchain import ToolMissing
 from . import campaign
 from .build import Built
 from .generate import generate
@@ -90,7 +93,6 @@ def reload_built(plan: campaign.Plan) -> list[Built]:
 
 def record(cases, built: list[Built], args) -> dict:
     """Record the cases on the GPU (one record-truth batch); compare with the CPU model."""
-    from ..tools import truth
     runner = truth.make_runner("auto", args.timeout)
     results: dict = {}
     outcomes = truth.record(cases, runner, force=True, repeat=args.repeat, results=results,
@@ -103,8 +105,6 @@ def record(cases, built: list[Built], args) -> dict:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..case.model import CaseError, load_case
-    from ..run.engine import Options
     plan = campaign.Plan(args.seed, args.count, args.shard, args.knobs, Path(args.out) if args.out else None)
     say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     try:

@@ -17,13 +17,23 @@ program is still defined) and ``judge`` says it still fails the same way.
 """
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..case.fields import parse_toml
+from ..case.model import load_case
+from ..case.toml_text import toml_string
+from ..run.engine import Options
 from ..run.results import CaseResult, Status
+from ..tools.toolchain import ARCH
+from . import campaign
+from . import knobs as knobs_mod
 from .build import Built, build_batch
 from .generate import Program, Site, generate_edited
 from .knobs import Knobs
@@ -100,8 +110,6 @@ class Checker:
 def device_judge(device: str, wanted: tuple[str, ...], options, jobs: int = 0) -> Judge:
     """A judge that runs the cases on ``device`` (``interp`` or a Vulkan id) and keeps those
     whose :func:`signature` is ``wanted``."""
-    from ..case.model import load_case
-    from . import campaign
 
     def judge(built: list[Built], root: Path) -> list[bool]:
         cases = [load_case(b.case_path, root) for b in built]
@@ -265,7 +273,6 @@ def sass_instructions(listing: str) -> int:
 def write_case(r: Reduction, out_dir: Path, name: str, derivation: str, jobs: int = 0) -> Path:
     """The reduced program as a case ``out_dir/NAME.toml`` with ``NAME.cu`` and
     ``NAME.sm_86.sass`` beside it, its expected words the CPU model's (``derived``)."""
-    from ..tools.newcase import toml_string
     program = generate_edited(r.seed, r.knobs, r.edits, name)[0]
     built = build_batch([program], Path(out_dir), name, jobs)[0]
     if built.status != "case":
@@ -298,12 +305,7 @@ def add_arguments(p) -> None:
 
 def origin(case_path: Path, seed: int | None, knobs_path: str | None) -> tuple[int, str | None]:
     """The seed and knob file of a campaign's case (from campaign.json beside it)."""
-    import json
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
-    name = tomllib.loads(case_path.read_text())["name"]
+    name = parse_toml(case_path, case_path.read_text())["name"]
     doc_path = case_path.parent / "campaign.json"
     doc = json.loads(doc_path.read_text()) if doc_path.is_file() else {}
     entry = doc.get("programs", {}).get(name)
@@ -314,7 +316,6 @@ def origin(case_path: Path, seed: int | None, knobs_path: str | None) -> tuple[i
 
 def columns(device: str):
     """The campaign column of ``device`` (``interp`` or a Vulkan id / pattern: the first match)."""
-    from . import campaign
     interp = device == campaign.INTERP
     found = campaign.columns_for(None if interp else [device], interp)[:1]
     if not found:
@@ -324,14 +325,11 @@ def columns(device: str):
 
 def run_case(path: Path, device: str, options) -> CaseResult:
     """One case file on one device."""
-    from ..case.model import load_case
-    from . import campaign
     return campaign.run([load_case(path, path.parent)], columns(device), path.parent, options, 1)[0]
 
 
 def report(r: Reduction, before: CaseResult, after: CaseResult, written: Path, checker: Checker) -> str:
     """What the reduction did: statements, source and SASS lines before and after, its cost."""
-    from ..tools.newcase import ARCH
     orig_sass = Path(checker.work / "batch0000" / f"fz{r.seed}c.{ARCH}.sass")
     new_sass = written.with_name(f"{written.stem}.{ARCH}.sass")
     rows = [("statements", r.statements({}), r.statements()),
@@ -351,7 +349,6 @@ def report(r: Reduction, before: CaseResult, after: CaseResult, written: Path, c
 
 def run(args) -> int:
     """``warpboard reduce``: see :data:`DESCRIPTION`."""
-    import sys
     try:
         return _reduce(args, lambda text: print(text, file=sys.stderr, flush=True))
     except (OSError, ValueError, KeyError, RuntimeError) as e:
@@ -360,9 +357,6 @@ def run(args) -> int:
 
 
 def _reduce(args, say) -> int:
-    import shutil
-    from ..run.engine import Options
-    from . import knobs as knobs_mod
     case_path = Path(args.case)
     seed, knobs_path = origin(case_path, args.seed, args.knobs)
     knobs = knobs_mod.load(knobs_path)
@@ -391,7 +385,6 @@ def _reduce(args, say) -> int:
 
 def check_origin(case_path: Path, seed: int, knobs: Knobs, knobs_path: str | None) -> None:
     """The case's source must hold the program the seed and knobs give (else the knobs differ)."""
-    from ..case.model import load_case
     case = load_case(case_path, case_path.parent)
     if case.source is None or generate_edited(seed, knobs)[0].source not in case.source.read_text():
         raise ValueError(f"{case_path}: its source is not the program of seed {seed} under "

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from warpboard import translator
 
+from ..files import write_atomic
+
 SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
 
 
@@ -37,7 +39,7 @@ def driver_cache_env(config_env: dict[str, str]) -> dict[str, str]:
     operations). Measured on Mesa 22.3.6: a generated kernel took 1.9 s at w4 on an empty
     cache, then 0.2 s at w16 and at w8, with no new cache entry; and a shader whose result
     shows the vector width it ran at gave w4's result on the w8 and w16 devices
-    (tests/test_driver_cache.py).
+    (tests/harness/run/test_driver_cache.py).
     So each configuration gets a folder of its own, ``<base>/<env>`` (made here), where the base is
     ``$MESA_SHADER_CACHE_DIR`` when the caller set it and ``<warpboard cache>/mesa`` otherwise;
     with neither (``WARPBOARD_CACHE=off``) Mesa's cache is off. A configuration that sets
@@ -124,7 +126,6 @@ def store_spirv(key: str, spirv: bytes) -> None:
     folder = _spirv_folder()
     if folder is None:
         return
-    from ..files import write_atomic
     try:
         write_atomic(folder / f"{key}.{_content_digest(spirv)}.spv", spirv)
     except OSError:

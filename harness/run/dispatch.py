@@ -8,15 +8,24 @@ import struct
 import time
 from dataclasses import dataclass, field
 
-from warpboard.translator import abi
-from warpboard.translator.values import vprintf
-from warpboard.translator.emit.emitter import Shader, translate
-from warpboard.translator.interp.machine import BadPc, Fault, Interpreter, Livelock, Memory
-from warpboard.translator.interp.thread import TRAP
-from warpboard.translator.ir.program import Program, load_program
-from warpboard.translator.values.vprintf import PrintfOutput
+from warpboard.translator import (
+    TRAP,
+    BadPc,
+    Fault,
+    Interpreter,
+    Livelock,
+    Memory,
+    PrintfOutput,
+    Program,
+    Shader,
+    abi,
+    load_program,
+    translate,
+    vprintf,
+)
 
 from ..case.model import Case
+from . import cache
 from .results import Outcome
 
 INTERPRETER_OUTCOME = {Fault: Outcome.FAULT, Livelock: Outcome.LIVELOCK, BadPc: Outcome.BAD_PC}
@@ -82,7 +91,6 @@ def prepare(case: Case, budget: int | None = None) -> Prepared:
 def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
                    use_cache: bool = True, warp_subgroups: bool = False) -> tuple[Shader, float]:
     """The case's shader (from the SPIR-V cache when it has it) and the seconds it took."""
-    from . import cache
     start = time.perf_counter()
     case, program = prep.case, prep.program
     key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,

@@ -15,12 +15,15 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 
-from warpboard.translator.errors import TranslatorError, UnsupportedInstruction
+from warpboard.translator import TranslatorError, UnsupportedInstruction
 
-from . import compare, printf
 from ..case.model import BrokenCase, Case, load_case
+from . import compare, printf
+from .dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
 from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
+from .worker import Worker, cached_device
 
 INTERP = "interp"
 INTERP_DEVICE = {"id": INTERP, "name": "CPU reference interpreter", "driver_name": "warpboard",
@@ -41,7 +44,6 @@ class Options:
 
 def run_case(case: Case, device_id: str, device=None, options: Options | None = None) -> CaseResult:
     """Run one case on one device (an open Vulkan device, or None for the interpreter)."""
-    from .dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
     options = options or Options()
     start = time.perf_counter()
     result = CaseResult(case.id, device_id, Status.ERROR, outcome=Outcome.ERROR.value)
@@ -130,7 +132,6 @@ def worker_run(case_path: str, root: str | None, device_index: int | None, devic
     case = load_case(case_path, root)
     device = None
     if device_index is not None:
-        from .worker import cached_device
         device = cached_device(device_index)
     result = run_case(case, device_id, device, Options(**options))
     if device is not None:
@@ -197,7 +198,6 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
 def _run_column(cases, column, options: Options, root, repeat: int, expectations,
                 progress, out: list, stop: _Stop) -> None:
     """One share of a device's cells, appended to ``out`` as they finish, until done or stopped."""
-    from .worker import Worker
     device_id, index, env, subgroup = column
     with Worker(env, device_id) as worker:
         stop.workers.append(worker)
@@ -258,7 +258,6 @@ def _device_json(config) -> dict:
 def document(cases: list[Case], devices: list[dict], results: list[CaseResult],
              broken: list[BrokenCase] = (), partial: bool = False) -> dict:
     """The results JSON (version 1); ``partial`` when the run was stopped before the end."""
-    from importlib.metadata import PackageNotFoundError, version
     try:
         ours = version("warpboard")
     except PackageNotFoundError:

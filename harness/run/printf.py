@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from warpboard.translator.values.vprintf import PrintfOutput, PrintfRecord
+from warpboard.translator import PrintfOutput, PrintfRecord
 
 CONVERSION = re.compile(rb"%(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d*))?"
                         rb"(?P<length>hh|h|ll|l|L|q|j|z|t)?(?P<conv>[diouxXeEfFgGaAcspn%])")

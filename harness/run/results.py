@@ -9,7 +9,7 @@ plugin and the reports read them from here.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from warpboard.translator import abi

@@ -17,6 +17,7 @@ Why ``subprocess`` + pickle frames rather than ``multiprocessing``:
 from __future__ import annotations
 
 import faulthandler
+import importlib
 import os
 import pickle
 import select
@@ -30,6 +31,9 @@ import traceback
 import weakref
 from dataclasses import dataclass
 from typing import Any
+
+from . import cache
+from .cache import driver_cache_env
 
 _HEADER = struct.Struct("<Q")
 _STDERR_TAIL = 8192          # bytes of child stderr returned per reply
@@ -168,11 +172,10 @@ class Worker:
         if self._proc is not None:  # died while idle: release its pipes
             _close_pipes(self._proc)
         self._proc = None
-        from .cache import driver_cache_env
         env = {**os.environ, **self.env, **driver_cache_env(self.env), "WARPBOARD_WORKER": self.name}
         with open(self._stderr_path, "ab") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-c", "import harness.run.worker as w; w._child_main()"],
+                [sys.executable, "-c", "import warpboard.harness.run.worker as w; w._child_main()"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
                 start_new_session=True, close_fds=True)
         self._proc = proc
@@ -331,7 +334,6 @@ def cached_device(index: int = 0):
     exits normally.
     """
     if index not in _DEVICES:
-        from . import cache
         from .. import vk  # imported here: the parent never needs Vulkan
         root = cache.cache_dir()
         _DEVICES[index] = vk.Device(index, cache_dir=root / "pipelines" if root else None)
@@ -340,7 +342,6 @@ def cached_device(index: int = 0):
 
 def _resolve(fn_qualname: str):
     """Import "package.module:function" (dots after the colon walk attributes)."""
-    import importlib
     module_name, sep, attr = fn_qualname.partition(":")
     if not sep or not attr:
         raise ValueError(f"target {fn_qualname!r} is not of the form 'module:function'")

@@ -20,8 +20,16 @@ import statistics
 import struct
 import sys
 import time
-import tomllib
 from pathlib import Path
+
+import tomllib
+
+from warpboard.translator import clear_caches, parse_listing
+
+from ..case.model import BufferSpec, Case, Param, discover_cases, load_case
+from ..run import devices
+from ..run.dispatch import prepare, run_vulkan, translate_case, warps_are_subgroups
+from ..run.worker import Worker, cached_device
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wall_s": 60.0,
@@ -37,7 +45,6 @@ def big_listing(root: str | Path, lines: int = PARSE_LINES) -> str:
     """The listings of the cases (``root/**/*.sass``) one after another, repeated and cut to
     ``lines`` lines; each copy's kernels are renamed (``NAME_r2``) so that every kernel of the
     result is distinct."""
-    from warpboard.translator.sass.listing import parse_listing
     templates = []
     for path in sorted(Path(root).rglob("*.sass")):
         text = path.read_text(encoding="utf-8")
@@ -53,12 +60,10 @@ def big_listing(root: str | Path, lines: int = PARSE_LINES) -> str:
 def parse_rate(root: str | Path, lines: int = PARSE_LINES, repeat: int = 3) -> dict:
     """Seconds to parse :func:`big_listing` (every kernel's instructions, operand caches
     cleared first) over ``repeat`` runs, and lines per second at the median."""
-    from warpboard.translator.sass import operands as sass_operands
-    from warpboard.translator.sass.listing import parse_listing
     text = big_listing(root, lines)
     seconds = []
     for _ in range(repeat):
-        sass_operands.clear_caches()
+        clear_caches()
         start = time.perf_counter()
         listing = parse_listing(text, "big.sass")
         instructions = sum(len(listing[name].instructions) for name in listing)
@@ -70,7 +75,6 @@ def parse_rate(root: str | Path, lines: int = PARSE_LINES, repeat: int = 3) -> d
 
 def bench_cases(blocks: int | None) -> list:
     """The benchmark kernels as cases; ``blocks`` shrinks the grid (the checksum then is not checked)."""
-    from ..case.model import BufferSpec, Case, Param
     manifest = tomllib.loads((BENCH_DIR / "kernels.toml").read_text())
     cases = []
     for k in manifest["kernel"]:
@@ -90,7 +94,6 @@ def bench_cases(blocks: int | None) -> list:
 def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bool = False, prep=None):
     """(prepared case, {mode: shader}, {mode: translation times}): each mode translated
     ``repeat`` times, without the SPIR-V cache (``prep``: the case already prepared)."""
-    from ..run.dispatch import prepare, translate_case
     prep = prep or prepare(case)
     shaders, translate_s = {}, {}
     for mode in modes:
@@ -106,7 +109,6 @@ def measure(device, case, modes: list[str | None], repeat: int, translated=None)
     checksum, a row per mode. The modes' dispatches alternate, so a slow spell of the machine
     hits them alike and their ratio holds. ``translated`` is :func:`translate_all`'s result
     when the translations were timed before."""
-    from ..run.dispatch import run_vulkan
     prep, shaders, translate_s = translated or translate_all(case, modes, repeat)
     dispatch = {mode: [] for mode in modes}
     gpu = {mode: [] for mode in modes}
@@ -149,9 +151,6 @@ def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch, gpu) -> dic
 def device_rows(device_index: int, device_id: str, case_paths: list[str], root: str, repeat: int,
                 bench_blocks: int | None) -> dict:
     """Worker target: every case (both modes where it can run free) on this process's device."""
-    from ..case.model import load_case
-    from ..run.dispatch import warps_are_subgroups
-    from ..run.worker import cached_device
     device = cached_device(device_index)
     cases = [load_case(p, root) for p in case_paths] + bench_cases(bench_blocks)
     rows, start = [], time.perf_counter()
@@ -160,7 +159,6 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
     for case in cases:
         modes = [None]
         try:
-            from ..run.dispatch import prepare
             prep = prepare(case)
             if not prep.program.turns:
                 modes = ["free", "turns"]
@@ -266,9 +264,6 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``warpboard bench`` for parsed arguments; return the exit code."""
-    from ..run import devices
-    from ..case.model import discover_cases
-    from ..run.worker import Worker
     native = json.loads(args.native.read_text()) if args.native else None
     cases = discover_cases(args.root, args.cases or None)
     configs = devices.select(devices.discover(), args.device)

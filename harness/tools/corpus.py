@@ -22,23 +22,29 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
 import tempfile
-import tomllib
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import write_atomic
-from .newcase import ToolMissing, find_nvcc, find_nvdisasm, nvcc_version, toml_string
+import tomllib
 
-ARCH = "sm_86"
-NVCC_FLAGS = ("-cubin", f"-arch={ARCH}", "-O3")
+from warpboard.translator import TranslatorError, UnsupportedInstruction, decode, load_program, parse_listing, translate
+
+from ..case.model import listing_kernels
+from ..case.toml_text import toml_string
+from ..files import write_atomic
+from .toolchain import ARCH, ToolFailed, ToolMissing, compile_cubin, disassemble, find_nvcc, find_nvdisasm, nvcc_version
+
+OPT_FLAGS = ("-O3",)
+NVCC_FLAGS = ("-cubin", f"-arch={ARCH}", *OPT_FLAGS)
 BLOCK = (128, 1, 1)                 # the launch shape kernels are translated for
 SHARED_BYTES = 49152                # the static shared memory a block may declare
 KERNEL_TIMEOUT_S = 120
@@ -108,10 +114,10 @@ def manifest_text(bases: list[CodeBase], roots: dict[str, str]) -> str:
 
 # ---------------------------------------------------------------- compiling
 
-def compile_command(base: CodeBase, rel: str, cubin: Path, nvcc: str) -> list[str]:
-    """The nvcc command line for one file of a code base."""
+def compile_flags(base: CodeBase) -> tuple[str, ...]:
+    """nvcc's flags for the files of a code base, after -cubin -arch=sm_86."""
     includes = [f"-I{(base.root / inc).resolve()}" for inc in base.include]
-    return [nvcc, *NVCC_FLAGS, *base.flags, *includes, "-o", str(cubin), str(base.root / rel)]
+    return (*OPT_FLAGS, *base.flags, *includes)
 
 
 def compile_listing(base: CodeBase, rel: str, cache: Path | None) -> str:
@@ -126,12 +132,11 @@ def compile_listing(base: CodeBase, rel: str, cache: Path | None) -> str:
         return cached.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="wb-corpus-") as tmp:
         cubin = Path(tmp) / "k.cubin"
-        proc = subprocess.run(compile_command(base, rel, cubin, nvcc), capture_output=True, text=True,
-                              cwd=source.parent, timeout=COMPILE_TIMEOUT_S)
-        if proc.returncode != 0:
-            raise RuntimeError(first_error(proc.stderr or proc.stdout))
-        text = subprocess.run([nvdisasm, "-c", str(cubin)], capture_output=True, text=True,
-                              check=True, timeout=COMPILE_TIMEOUT_S).stdout
+        try:
+            compile_cubin(source, cubin, ARCH, compile_flags(base), nvcc, source.parent, COMPILE_TIMEOUT_S)
+            text = disassemble(cubin, nvdisasm, COMPILE_TIMEOUT_S)
+        except ToolFailed as e:
+            raise RuntimeError(first_error(e.output)) from None
     if cached:
         cache.mkdir(parents=True, exist_ok=True)
         write_atomic(str(cached), text.encode("utf-8"))
@@ -170,12 +175,10 @@ def blocker_key(error) -> str:
 
 def decode_blockers(section) -> list[str]:
     """Every opcode (or opcode and modifier) of a kernel that the opcode table lacks."""
-    from warpboard.translator.ir import program as ir
-    from warpboard.translator.errors import TranslatorError, UnsupportedInstruction
     found = []
     for raw in section.instructions:
         try:
-            ir.decode(raw, section.labels)
+            decode(raw, section.labels)
         except UnsupportedInstruction as e:
             found.append(blocker_key(e))
         except TranslatorError:
@@ -185,10 +188,6 @@ def decode_blockers(section) -> list[str]:
 
 def classify_kernel(text: str, kernel: str, where: str) -> dict:
     """What the translator makes of one kernel: its status, the blocking opcode, the message."""
-    from warpboard.translator.emit.emitter import translate
-    from warpboard.translator.errors import UnsupportedInstruction
-    from warpboard.translator.ir.program import load_program
-    from warpboard.translator.sass.listing import parse_listing
     row = {"kernel": kernel, "status": "error", "opcode": None, "message": None, "insts": None,
            "blockers": [], "digest": None}
     try:
@@ -219,7 +218,6 @@ def _alarm(signum, frame):
 
 def classify_file(base: CodeBase, rel: str, cache: Path | None) -> dict:
     """Compile one file and classify each of its kernels (run in a worker process)."""
-    from ..case.model import listing_kernels
     entry = {"codebase": base.name, "file": rel, "compile_error": None, "kernels": []}
     try:
         text = compile_listing(base, rel, cache)
@@ -376,7 +374,6 @@ def _rewrite_manifests(paths: list[Path], bases: list[CodeBase], entries: list[d
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``warpboard corpus``; the exit code (2: a manifest or tool problem)."""
-    import json
     paths = [Path(m) for m in args.manifest]
     try:
         bases = [b for m in paths for b in load_manifest(m)]

@@ -40,6 +40,16 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tabulate import tabulate
+
+from warpboard.translator import TranslatorError, UnsupportedInstruction
+
+from ..case.model import CaseError, discover_cases, load_case
+from ..files import write_atomic
+from ..run import devices
+from ..run.dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
+from ..run.engine import device_limit
+from ..run.worker import Worker, cached_device
 from .mufu_sweep import BY_KERNEL
 
 VERSION = 1
@@ -134,17 +144,12 @@ def sweep_entry(case) -> dict:
 def case_words(case_path: str, root: str | None, device_index: int | None, timeout_s: float) -> dict:
     """Worker target: run one case on this process's device (None: the interpreter) and return
     {"outcome", "message", "words" (buffer out, when it ran to the end)}."""
-    from warpboard.translator.errors import TranslatorError, UnsupportedInstruction
-    from ..case.model import load_case
-    from ..run.dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
-    from ..run.engine import device_limit
     case = load_case(case_path, root)
     try:
         prep = prepare(case)
         if device_index is None:
             raw = run_interpreter(prep)
         else:
-            from ..run.worker import cached_device
             device = cached_device(device_index)
             if beyond := device_limit(case, device.info):
                 return {"outcome": "unsupported", "message": beyond}
@@ -162,7 +167,6 @@ def case_words(case_path: str, root: str | None, device_index: int | None, timeo
 
 def device_rates(cases, column: tuple, root: str | None, timeout_s: float) -> list[dict]:
     """Every sweep case on one column (device id, index or None, env): a rates row each."""
-    from ..run.worker import Worker
     device_id, index, env = column
     rows = []
     with Worker(env, device_id) as worker:
@@ -280,7 +284,6 @@ DETAIL_HEADERS = ["device", "function", "inputs", "bit-exact", "%", "max ulp", "
 
 
 def terminal(doc: dict) -> str:
-    from tabulate import tabulate
     return tabulate(detail_rows(doc), headers=DETAIL_HEADERS)
 
 
@@ -346,7 +349,6 @@ def write_tolerances(doc: dict, root: str | Path) -> list[str]:
     ``f32-ulp:N``: the comparison reads them as binary32 words, which counts high-word steps
     alike, except that it takes every word from 0x7f800000 up (binary64s from 2^1017 in
     magnitude, infinities and NaNs) for a NaN."""
-    from ..case.model import load_case
     notes = []
     for s in _order(doc):
         worst = suggested_ulp(doc, s["case"])
@@ -400,7 +402,6 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def select_cases(root: str, patterns: list[str]) -> list:
     """The named cases, or every case tagged mufu-sweep."""
-    from ..case.model import discover_cases
     cases = discover_cases(root, patterns or None)
     return cases if patterns else [c for c in cases if TAG in c.tags]
 
@@ -416,7 +417,6 @@ def _load(paths: list[str]) -> dict:
 
 
 def _measure(args: argparse.Namespace) -> dict:
-    from ..run import devices
     cases = select_cases(args.root, args.cases)
     if not cases:
         raise ValueError(f"no case in {args.root} matches {' '.join(args.cases) or 'the tag ' + TAG}")
@@ -426,8 +426,6 @@ def _measure(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out ``warpboard mufu-rates``: exit 0, or 2 when it cannot start."""
-    from ..case.model import CaseError
-    from ..files import write_atomic
     try:
         doc = _load(args.from_json) if args.from_json else _measure(args)
     except (ValueError, CaseError) as e:

@@ -21,26 +21,19 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import os
 import random
 import re
 import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..case import cubin
 from ..case.model import CONSTANT_BANK_BYTES, PARAM_BITS, CaseError, listing_kernels, load_case
-
-ARCH = "sm_86"
-WORDS_PER_LINE = 8
-
-
-class ToolMissing(RuntimeError):
-    """nvcc or nvdisasm cannot be found."""
+from ..case.toml_text import toml_string, toml_words
+from . import toolchain
+from .toolchain import ARCH, ToolFailed, ToolMissing
 
 
 class NewCaseError(RuntimeError):
@@ -49,121 +42,14 @@ class NewCaseError(RuntimeError):
 
 # ---------------------------------------------------------------- TOML text helpers
 
-def toml_string(s: str) -> str:
-    """A TOML basic string for ``s``."""
-    out = []
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def toml_words(key: str, words, hex_words: bool = False, indent: str = "    ") -> str:
-    """``key = [...]`` for a list of u32 words, WORDS_PER_LINE a line (no trailing newline)."""
-    fmt = (lambda w: f"0x{w:08x}") if hex_words else str
-    rows = [", ".join(fmt(w) for w in words[i:i + WORDS_PER_LINE]) + ","
-            for i in range(0, len(words), WORDS_PER_LINE)]
-    return f"{key} = [\n" + "".join(f"{indent}{r}\n" for r in rows) + "]"
-
-
-# ---------------------------------------------------------------- tools
-
-def _cuda_homes() -> list[str]:
-    """Where a CUDA toolkit may be when nvcc is not on the PATH."""
-    return [h for h in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
-                        "/usr/local/cuda") if h]
-
-
-def find_nvcc() -> str:
-    """nvcc from the PATH (or $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin), else
-    ToolMissing."""
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    for home in _cuda_homes():
-        if os.access(Path(home) / "bin" / "nvcc", os.X_OK):
-            return str(Path(home) / "bin" / "nvcc")
-    raise ToolMissing(
-        "nvcc not found: install the CUDA toolkit (or the nvidia-cuda-nvcc wheel) and put "
-        "its bin/ on the PATH, or set CUDA_HOME")
-
-
-def _wheel_nvdisasm() -> str | None:
-    """nvdisasm inside the nvidia-cuda-nvdisasm wheel (nvidia/cu13/bin or nvidia/cu12/bin)."""
-    try:
-        import nvidia  # namespace package of NVIDIA's pip wheels
-    except ImportError:
-        return None
-    for base in getattr(nvidia, "__path__", []):
-        for sub in ("cu13", "cu12", "cuda_nvdisasm"):
-            path = Path(base) / sub / "bin" / "nvdisasm"
-            if path.is_file() and os.access(path, os.X_OK):
-                return str(path)
-    return None
-
-
-def find_nvdisasm() -> str:
-    """nvdisasm from the PATH, else from the nvidia-cuda-nvdisasm wheel, else ToolMissing."""
-    found = shutil.which("nvdisasm") or _wheel_nvdisasm()
-    if found:
-        return found
-    raise ToolMissing(
-        "nvdisasm not found: it is neither on the PATH nor in an installed "
-        "nvidia-cuda-nvdisasm wheel (pip install nvidia-cuda-nvdisasm puts it in "
-        "site-packages/nvidia/cu13/bin/nvdisasm)")
-
-
-def cuda_tools_present() -> bool:
-    """Whether nvcc and nvdisasm can both be found (what new-case, fuzz and corpus need)."""
-    try:
-        find_nvcc()
-        find_nvdisasm()
-    except ToolMissing:
-        return False
-    return True
-
-
-def nvcc_version(nvcc: str) -> str:
-    """'13.0' from ``nvcc --version`` ('' if it does not say)."""
-    try:
-        text = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    m = re.search(r"release (\d+\.\d+)", text)
-    return m.group(1) if m else ""
-
-
-def _run(cmd: list[str], what: str, cwd: Path) -> str:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=600)
-    except OSError as e:
-        raise ToolMissing(f"{what}: cannot run {cmd[0]}: {e.strerror or e}") from None
-    if proc.returncode != 0:
-        raise NewCaseError(f"{what} failed (exit {proc.returncode}):\n  {' '.join(cmd)}\n"
-                           f"{(proc.stderr or proc.stdout).rstrip()}")
-    return proc.stdout
-
-
 def compile_listing(source: Path, arch: str = ARCH, nvcc: str | None = None,
                     nvdisasm: str | None = None) -> tuple[str, str, bytes]:
-    """(nvdisasm -c text, nvcc version, the cubin) of ``source`` compiled with nvcc -cubin -arch=arch."""
-    nvcc = nvcc or find_nvcc()
-    nvdisasm = nvdisasm or find_nvdisasm()
-    with tempfile.TemporaryDirectory(prefix="wb-newcase-") as tmp:
-        cubin = Path(tmp) / (source.stem + ".cubin")
-        _run([nvcc, "-cubin", f"-arch={arch}", "-o", str(cubin), str(source.resolve())],
-             "nvcc", Path(tmp))
-        text = _run([nvdisasm, "-c", str(cubin)], "nvdisasm", Path(tmp))
-        image = cubin.read_bytes()
-    return text, nvcc_version(nvcc), image
+    """(nvdisasm -c text, nvcc version, the cubin) of ``source``; NewCaseError when nvcc or
+    nvdisasm fails."""
+    try:
+        return toolchain.compile_listing(source, arch, nvcc, nvdisasm)
+    except ToolFailed as e:
+        raise NewCaseError(str(e)) from None
 
 
 def case_constants(image: bytes, kernel: str, source: Path) -> list[tuple[int, int, tuple[int, ...]]]:

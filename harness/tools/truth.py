@@ -55,7 +55,6 @@ from .truth_gpu import (
 )
 from .truth_write import apply, choose_buffers, rewrite_case_text, toml_lines
 
-
 # ---------------------------------------------------------------- recording
 
 @dataclass

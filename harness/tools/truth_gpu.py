@@ -11,7 +11,6 @@ here because the GPU ones are its kinds.
 """
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import tempfile
@@ -20,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from .capture import captured_stdout
 from ..case.model import Case
 from ..run.printf import split_lines
+from . import toolchain
+from .capture import captured_stdout
 
 
 class TruthError(RuntimeError):
@@ -31,6 +31,13 @@ class TruthError(RuntimeError):
 
 class NoGpu(TruthError):
     """No way to run CUDA here: CuPy missing, no GPU, no driver."""
+
+
+def _nvcc_or_none() -> str | None:
+    try:
+        return toolchain.find_nvcc()
+    except toolchain.ToolMissing:
+        return None
 
 
 class GpuFailure(TruthError):
@@ -90,7 +97,7 @@ class CupyRunner:
         if count < 1:
             raise NoGpu("CuPy finds no NVIDIA GPU")
         self.timeout_s = timeout_s
-        self.nvcc = shutil.which("nvcc") if compiler in ("auto", "nvcc") else None
+        self.nvcc = _nvcc_or_none() if compiler in ("auto", "nvcc") else None
         if compiler == "nvcc" and not self.nvcc:
             raise NoGpu("--compiler nvcc: nvcc is not on the PATH")
         self.compiler = "nvcc" if self.nvcc else "nvrtc"
@@ -109,11 +116,9 @@ class CupyRunner:
         return self._info
 
     def _cuda_version(self) -> str:
-        if self.nvcc:
-            out = subprocess.run([self.nvcc, "--version"], capture_output=True, text=True).stdout
-            m = re.search(r"release (\d+\.\d+), V([\d.]+)", out)
-            if m:
-                return m.group(1)
+        version = toolchain.nvcc_version(self.nvcc) if self.nvcc else ""
+        if version:
+            return version
         major, minor = self.cp.cuda.nvrtc.getVersion()
         return f"{major}.{minor}"
 
@@ -140,10 +145,10 @@ class CupyRunner:
             arch = f"sm_{self._cc[0]}{self._cc[1]}"
             if self.nvcc:
                 cubin = Path(self._tmp.name) / f"m{len(self._modules)}.cubin"
-                proc = subprocess.run([self.nvcc, "-cubin", f"-arch={arch}", "-o", str(cubin),
-                                       str(source)], capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise TruthError(f"nvcc -arch={arch} {source.name} failed:\n{proc.stderr}")
+                try:
+                    toolchain.compile_cubin(source, cubin, arch, nvcc=self.nvcc)
+                except toolchain.ToolFailed as e:
+                    raise TruthError(f"nvcc -arch={arch} {source.name} failed:\n{e.output}") from None
                 self._modules[source] = self.cp.RawModule(path=str(cubin))
             else:
                 self._modules[source] = self.cp.RawModule(

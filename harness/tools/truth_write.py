@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..case.model import Case, CaseError, load_case
-from .newcase import toml_string, toml_words
+from ..case.toml_text import toml_lines, toml_string, toml_words
 from .truth_gpu import TruthError
 
 try:
@@ -178,11 +178,6 @@ class _Editor:
         for _, (at, remove, insert) in order:
             lines[at:at + remove] = insert
         return "".join(lines)
-
-
-def toml_lines(lines: list[str]) -> str:
-    """A TOML array of strings, one a line."""
-    return "[\n" + "".join(f"    {toml_string(line)},\n" for line in lines) + "]" if lines else "[]"
 
 
 def rewrite_case_text(text: str, recorded_on: str, expected: dict[int, list[int]],

@@ -5,8 +5,10 @@ import hashlib
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
+from ..files import write_atomic
 from ._base import (
     _SPIRV_MAX_BY_API,
     _WANTED_FEATURES,
@@ -19,7 +21,7 @@ from ._base import (
     _Instance,
     _v,
 )
-from .info import _describe, _feature_structs, _device_extensions
+from .info import describe, device_extensions, feature_structs
 from .spirv_check import check_spirv, validate_spirv
 
 
@@ -63,7 +65,7 @@ class Device:
         if not 0 <= index < len(devices):
             raise VulkanError(f"no Vulkan physical device {index}: {len(devices)} present")
         self._pd = devices[index]
-        self.info = _describe(index, self._pd, self._instance.api_version)
+        self.info = describe(index, self._pd, self._instance.api_version)
         api = _api_tuple(min(_v.vkGetPhysicalDeviceProperties(self._pd).apiVersion,
                              self._instance.api_version))
         self._spirv_max = _SPIRV_MAX_BY_API.get(api, (1, 6))
@@ -92,7 +94,6 @@ class Device:
 
     def _open_pipeline_cache(self) -> None:
         """A VkPipelineCache seeded from disk, keyed by the driver's pipelineCacheUUID."""
-        from pathlib import Path
         if self._cache_dir is None:
             return
         props = _v.vkGetPhysicalDeviceProperties(self._pd)
@@ -121,7 +122,6 @@ class Device:
         buf = _ffi.new("char[]", size[0])
         if lib.vkGetPipelineCacheData(self._device, self._cache, size, buf) != 0:
             return
-        from ..files import write_atomic
         try:
             write_atomic(self._cache_path, _ffi.buffer(buf, size[0])[:])
         except OSError:                  # read-only or full: the cache is lost, nothing else
@@ -136,7 +136,7 @@ class Device:
 
     def _create_device(self, api: tuple[int, int]):
         """vkCreateDevice with the supported subset of _WANTED_FEATURES enabled."""
-        structs = _feature_structs(api)
+        structs = feature_structs(api)
         for key, struct in structs.items():
             target = struct.features if key == "core" else struct
             for name in _WANTED_FEATURES[key]:
@@ -145,7 +145,7 @@ class Device:
         queue_info = _v.VkDeviceQueueCreateInfo(
             queueFamilyIndex=self._family, queueCount=1, pQueuePriorities=priorities)
         queue_infos = [queue_info]
-        exts = [n for n in ("VK_KHR_portability_subset",) if n in _device_extensions(self._pd)]
+        exts = [n for n in ("VK_KHR_portability_subset",) if n in device_extensions(self._pd)]
         ext_names = [_ffi.new("char[]", n.encode()) for n in exts]
         ext_array = _ffi.new("char*[]", ext_names)
         info = _v.VkDeviceCreateInfo(

@@ -6,12 +6,12 @@ from dataclasses import asdict, dataclass
 from ._base import (
     _WANTED_FEATURES,
     VulkanError,
-    _Instance,
     _api_tuple,
     _call,
     _driver_version_str,
     _ffi,
     _flag_names,
+    _Instance,
     _link,
     _text,
     _v,
@@ -57,11 +57,11 @@ class DeviceInfo:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-def _device_extensions(pd) -> set[str]:
+def device_extensions(pd) -> set[str]:
     return {e.extensionName for e in _call("vkEnumerateDeviceExtensionProperties", pd, None)}
 
 
-def _feature_structs(api: tuple[int, int]) -> dict:
+def feature_structs(api: tuple[int, int]) -> dict:
     """Empty feature structs for the device's API version, keyed like _WANTED_FEATURES."""
     structs = {"core": _v.VkPhysicalDeviceFeatures2()}
     if api >= (1, 2):
@@ -75,7 +75,7 @@ def _feature_structs(api: tuple[int, int]) -> dict:
 
 def _supported_features(pd, api: tuple[int, int]) -> tuple[str, ...]:
     """Which of _WANTED_FEATURES the device supports."""
-    structs = _feature_structs(api)
+    structs = feature_structs(api)
     _v.vkGetPhysicalDeviceFeatures2(pd, _ffi.addressof(structs["core"]))
     found = []
     for key, struct in structs.items():
@@ -98,11 +98,11 @@ def _properties(pd, api: tuple[int, int], exts: set[str]) -> dict:
     return chain
 
 
-def _describe(index: int, pd, instance_api: int) -> DeviceInfo:
+def describe(index: int, pd, instance_api: int) -> DeviceInfo:
     """Build the DeviceInfo of physical device ``pd``."""
     base = _v.vkGetPhysicalDeviceProperties(pd)
     api = _api_tuple(min(base.apiVersion, instance_api))
-    chain = _properties(pd, api, _device_extensions(pd))
+    chain = _properties(pd, api, device_extensions(pd))
     p, limits, sub = chain["core"].properties, chain["core"].properties.limits, chain["subgroup"]
     driver, sizes = chain.get("driver"), chain.get("sizes")
     driver_id = driver.driverID if driver is not None else 0
@@ -140,7 +140,7 @@ def list_devices() -> list[DeviceInfo]:
             return []
         raise
     try:
-        return [_describe(i, pd, instance.api_version)
+        return [describe(i, pd, instance.api_version)
                 for i, pd in enumerate(instance.physical_devices())]
     finally:
         instance.close()

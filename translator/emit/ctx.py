@@ -9,12 +9,12 @@ constant expression is.
 from __future__ import annotations
 
 from .. import abi
-from .float.soft import SoftFloat
-from .float.mufu import Mufu
 from ..errors import UnsupportedInstruction
-from ..values import intops
 from ..isa import regs
 from ..spirv.builder import GLSL
+from ..values import intops
+from .float.mufu import Mufu
+from .float.soft import SoftFloat
 
 _CMP = {("eq", False): "IEqual", ("ne", False): "INotEqual", ("lt", False): "ULessThan",
         ("le", False): "ULessThanEqual", ("gt", False): "UGreaterThan", ("ge", False): "UGreaterThanEqual",

@@ -15,21 +15,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import abi
-from ..isa.sem import alu as sem_alu
+from ..errors import UnsupportedInstruction
+from ..ir.program import Block, Program
+from ..isa import sregs
+from ..spirv.builder import Function, Module
+from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
+from ..spirv.enums import MemorySemantics as Sem
+from . import turns
 from .ctx import SpirvCtx
 from .mem import MemoryEmitter
 from .outcome import Outcome
 from .printf import VprintfEmitter
-from .turns.warp import FreeWarp, TurnsWarp
-from ..errors import UnsupportedInstruction
-from ..ir.program import Block, Program
-from ..spirv import builder as spirv
-from ..spirv.builder import Function, Module
-from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
-from ..spirv.enums import MemorySemantics as Sem
 
-SPECIAL = {"SR_TID.X": ("tid3", 0), "SR_TID.Y": ("tid3", 1), "SR_TID.Z": ("tid3", 2),
-           "SR_CTAID.X": ("cta3", 0), "SR_CTAID.Y": ("cta3", 1), "SR_CTAID.Z": ("cta3", 2)}
+STRATEGIES = {
+    "turns": turns.warp_for,
+}
+"""Translation strategies by name: each makes, for an emitter, the warp state that runs the
+program's blocks (translator/README.md, "Adding a strategy")."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,9 @@ class Emitter:
     """Builds the module for one program and one block shape."""
 
     def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
-                 subgroup_vote: bool = True, warp_subgroups: bool = False):
+                 subgroup_vote: bool = True, warp_subgroups: bool = False, strategy: str = "turns"):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown translation strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         self.program, self.block, self.shared_bytes = program.for_block(block), block, shared_bytes
         self.subgroup_vote = subgroup_vote
         self.mode = mode or self.program.mode
@@ -73,7 +77,7 @@ class Emitter:
         self.memory = MemoryEmitter(self)
         self._setup()
         self.vprintf = VprintfEmitter(self) if self.program.calls_external else None
-        self.warp = TurnsWarp(self) if self.mode == "turns" else FreeWarp(self)
+        self.warp = STRATEGIES[strategy](self)
 
     # ---------------------------------------------------------------- module set-up
     def _setup(self) -> None:
@@ -111,8 +115,8 @@ class Emitter:
         self.bar_result = f.local(u32, "bar_result", c(0))
         self.steps = f.local(u32, "steps", c(0))
         self.executed = f.local(u32, "executed", c(0))
-        # the clock (SR_CLOCKLO): instructions this thread has run, as sem_alu.reads_clock says
-        self.clock = f.local(u32, "clock", c(0)) if sem_alu.reads_clock(self.program.insts) else None
+        # the clock (SR_CLOCKLO): instructions this thread has run, as sregs.reads_clock says
+        self.clock = f.local(u32, "clock", c(0)) if sregs.reads_clock(self.program.insts) else None
         self.clock_now = None
         self.budget = self.ctrl_load(c(abi.BUDGET))
 
@@ -181,22 +185,21 @@ class Emitter:
         return self.f.load(self.m.u32(), self.ctrl_ptr(index))
 
     def special(self, name: str, inst) -> int:
+        """A special register's value (the sources in :mod:`translator.isa.sregs`)."""
         f, u32 = self.f, self.m.u32()
-        if name in SPECIAL:
-            src, k = SPECIAL[name]
-            return f.op("CompositeExtract", u32, self.tid3 if src == "tid3" else self.cta3, k)
-        if name in sem_alu.CLOCK_REGISTERS:
-            return self.clock_now if name in sem_alu.CLOCK_LOW else self.k(0)
+        src, k = sregs.source(name) or (None, 0)
+        if src in ("tid", "ctaid"):
+            return f.op("CompositeExtract", u32, self.tid3 if src == "tid" else self.cta3, k)
+        if src in ("clock", "zero"):
+            return self.clock_now if src == "clock" else self.k(0)
+        if src is None:
+            raise UnsupportedInstruction(f"{inst.where}: special register {name} in '{inst.text}'", inst.opcode)
         lane, one = self.lane, self.k(1)
         bit = f.op("ShiftLeftLogical", u32, one, lane)
-        masks = {"SR_LANEID": lambda: lane, "SR_EQMASK": lambda: bit,
-                 "SR_LTMASK": lambda: f.op("ISub", u32, bit, one),
-                 "SR_LEMASK": lambda: f.op("BitwiseOr", u32, bit, f.op("ISub", u32, bit, one)),
-                 "SR_GTMASK": lambda: f.op("Not", u32, f.op("BitwiseOr", u32, bit, f.op("ISub", u32, bit, one))),
-                 "SR_GEMASK": lambda: f.op("Not", u32, f.op("ISub", u32, bit, one))}
-        if name not in masks:
-            raise UnsupportedInstruction(f"{inst.where}: special register {name} in '{inst.text}'", inst.opcode)
-        return masks[name]()
+        if src == "lane":
+            return lane
+        return sregs.lane_mask(k, bit, lambda x: f.op("ISub", u32, x, one),
+                               lambda a, b: f.op("BitwiseOr", u32, a, b), lambda x: f.op("Not", u32, x))
 
     def record_status(self, code: int, cond: int, pc: int, addr_lo=None, addr_hi=None) -> None:
         """First writer wins: status code, pc, thread and address into the ctrl buffer."""
@@ -362,23 +365,7 @@ class Emitter:
 
     def emit_strided(self, count: int, body) -> None:
         """``for (i = tid; i < count; i += threads) body(i)``: each thread a strided share."""
-        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
-        i = f.local(u32)
-        f.store(i, self.tid)
-        header, block, cont, merge = (m.new_id() for _ in range(4))
-        f.op("Branch", None, header)
-        f.label(header)
-        cur = f.load(u32, i)
-        go = f.op("ULessThan", bool_, cur, self.k(count))
-        f.op("LoopMerge", None, merge, cont, Control.NONE)
-        f.op("BranchConditional", None, go, block, merge)
-        f.label(block)
-        body(cur)
-        f.op("Branch", None, cont)
-        f.label(cont)
-        f.store(i, f.op("IAdd", u32, cur, self.k(self.nthreads)))
-        f.op("Branch", None, header)
-        f.label(merge)
+        self.f.count_loop(self.k, count, body, first=self.tid, step=self.nthreads)
 
     def emit_loop(self, check, body) -> None:
         """``while (check()) body();`` with ``check`` emitted in a block of its own.
@@ -436,17 +423,19 @@ def _needs_uniform_flow(block: Block) -> bool:
 
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
-              mode: str | None = None, subgroup_vote: bool = True, warp_subgroups: bool = False) -> Shader:
+              mode: str | None = None, subgroup_vote: bool = True, warp_subgroups: bool = False,
+              strategy: str = "turns") -> Shader:
     """Translate a program for one block shape; ``mode`` forces "free" or "turns";
     ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic);
     ``warp_subgroups`` swaps collectives' values with subgroup operations instead of workgroup
     memory and barriers (for devices whose subgroups are 32 invocations in invocation order; the
-    shader checks, and reports NOT_WARPS where they are not)."""
+    shader checks, and reports NOT_WARPS where they are not); ``strategy`` names one of
+    :data:`STRATEGIES`."""
     program = program.for_block(block)
     if mode == "free" and program.turns:
         raise ValueError(f"{program.name} uses collectives or barriers, or its lanes share memory in "
                          "instruction order: it cannot run in free mode")
-    return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups).build()
+    return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups, strategy).build()
 
 
-__all__ = ["translate", "Shader", "Emitter"]
+__all__ = ["translate", "Shader", "Emitter", "STRATEGIES"]

@@ -13,9 +13,9 @@ after it, so it must not be remembered.
 from __future__ import annotations
 
 from .. import abi
-from ..values import vprintf
-from ..spirv.enums import Scope
 from ..spirv.enums import MemorySemantics as Sem
+from ..spirv.enums import Scope
+from ..values import vprintf
 
 M32 = 0xFFFFFFFF
 

@@ -1,5 +1,5 @@
 """The CPU reference interpreter: the opcode table's semantics on Python integers, run turn by
-turn with the same scheduling rule as the SPIR-V turns mode (see :mod:`translator.interp.machine.waits`).
+turn with the same scheduling rule as the SPIR-V turns mode (see :mod:`translator.interp.waits`).
 
 It is the second oracle of the test suite and derives expected values for hand-written
 listings. It runs thread blocks one after another; within a block, every turn picks the
@@ -11,19 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import abi
-from ..values.vprintf import PrintfOutput
-from ..errors import TranslatorError
-from .thread import Fault, ThreadCtx, Thread, WarpOracle
+from ..errors import BadPc, Livelock
 from ..ir.program import Block, Inst, Program
-from . import waits as schedule
-
-
-class Livelock(TranslatorError):
-    """The step budget was spent; names the pcs and threads still running."""
-
-
-class BadPc(TranslatorError):
-    """A thread jumped to an address that starts no block."""
+from ..ir.turnkey import PC_MASK
+from ..values.vprintf import PrintfOutput
+from . import waits
+from .thread import Thread, ThreadCtx, WarpOracle
 
 
 @dataclass
@@ -94,14 +87,14 @@ class Interpreter:
         cta = Cta(threads, bytearray(self.shared_bytes))
         turns = 0
         while True:
-            key = schedule.pick(threads)
+            key = waits.pick(threads)
             if key is None:
                 return
-            pc = key & schedule.PC_MASK
+            pc = key & PC_MASK
             parts = [t for t in threads if not t.exited and t.pc == pc]
             block = self.program.blocks.get(pc)
             if not parts:           # a pc too large for the key (beyond PC_MASK): no block either
-                parts = [min((t for t in threads if not t.exited and t.pc & ~schedule.PC_MASK), key=lambda t: t.tid)]
+                parts = [min((t for t in threads if not t.exited and t.pc & ~PC_MASK), key=lambda t: t.tid)]
                 pc, block = parts[0].pc, None
             if block is None:
                 raise BadPc(f"thread {parts[0].tid}: jump to {pc:#x}, which starts no instruction block")
@@ -127,18 +120,18 @@ class Interpreter:
         for k, inst in enumerate(block.insts):
             self.stats.instructions += len(parts)
             if inst.waits:
-                schedule.sync_step(self, cta, inst, parts)
+                waits.sync_step(self, cta, inst, parts)
                 return
             self.inst_index = k
             self.execute(cta, inst, parts)
-        for t in parts:         # the clock (sem_alu.reads_clock): waiting instructions add nothing
+        for t in parts:         # the clock (sregs.reads_clock): waiting instructions add nothing
             t.clock += len(block.insts)
         for t in parts:
             if not t.exited:
                 t.pc = t.new_pc if t.new_pc is not None else block.end_pc
             t.waiting = False
             if not free:
-                schedule.after_block(t, block)
+                waits.after_block(t, block)
 
     def free_run(self, cta: Cta, threads: list[Thread]) -> None:
         """Each thread runs on alone while it is in quiet blocks (see Program.quiet)."""
@@ -172,4 +165,4 @@ def run_program(program: Program, launch: abi.Launch, buffers: list[bytearray], 
     return Interpreter(program, launch, Memory(buffers), cbank, shared_bytes, budget).run()
 
 
-__all__ = ["Interpreter", "run_program", "Fault", "Livelock", "BadPc", "Memory", "RunStats"]
+__all__ = ["Interpreter", "run_program", "Memory", "RunStats"]

@@ -10,21 +10,11 @@ import struct
 from dataclasses import dataclass, field
 
 from .. import abi
+from ..errors import TRAP, BadPc, Fault, UnsupportedInstruction
+from ..isa import regs, sregs
 from ..values import floatops, intops, mufuops, vprintf
-from ..isa import regs
-from . import waits as schedule
-from ..errors import TranslatorError, UnsupportedInstruction
 from ..values.intops import M32, M64, s32
-from ..isa.sem.alu import CLOCK_LOW
-
-
-TRAP = ("a trap (BPT.TRAP: __trap(), a failed assert, or grid.sync() in a launch that is not "
-        "cooperative); the chip ends the launch with an error")
-
-
-class Fault(TranslatorError):
-    """A load or store outside every buffer (global) or outside shared memory, or an indirect
-    branch to a pc it does not name."""
+from . import waits
 
 
 @dataclass
@@ -47,7 +37,7 @@ class Thread:
     bar_gen: int = 0
     bar_result: int = 0
     new_pc: int | None = None
-    clock: int = 0                      # instructions run before this block (sem_alu.reads_clock)
+    clock: int = 0                      # instructions run before this block (sregs.reads_clock)
     local: bytearray | None = None      # local memory (LDL/STL), made on first use
 
     @property
@@ -220,19 +210,17 @@ class ThreadCtx:
         return int.from_bytes(self.m.cbank[start:start + n], "little")
 
     def _sreg(self, name: str) -> int:
+        """A special register's value (the sources in :mod:`translator.isa.sregs`)."""
         t = self.t
-        lane = t.lane
-        table = {"SR_TID.X": t.tidxyz[0], "SR_TID.Y": t.tidxyz[1], "SR_TID.Z": t.tidxyz[2],
-                 "SR_CTAID.X": t.ctaid[0], "SR_CTAID.Y": t.ctaid[1], "SR_CTAID.Z": t.ctaid[2],
-                 "SR_LANEID": lane, "SR_EQMASK": 1 << lane, "SR_LTMASK": (1 << lane) - 1,
-                 "SR_LEMASK": (2 << lane) - 1, "SR_GTMASK": M32 & ~((2 << lane) - 1),
-                 "SR_GEMASK": M32 & ~((1 << lane) - 1),
-                 "SR_CLOCKHI": 0, "SR_GLOBALTIMERHI": 0}
-        table.update(dict.fromkeys(CLOCK_LOW, t.clock + self.m.inst_index))
-        if name not in table:
+        src, k = sregs.source(name) or (None, 0)
+        if src is None:
             raise UnsupportedInstruction(f"{self.inst.where}: special register {name} in '{self.inst.text}'",
                                          self.inst.opcode)
-        return table[name] & M32
+        value = {"tid": lambda: t.tidxyz[k], "ctaid": lambda: t.ctaid[k], "lane": lambda: t.lane,
+                 "clock": lambda: t.clock + self.m.inst_index, "zero": lambda: 0,
+                 "mask": lambda: sregs.lane_mask(k, 1 << t.lane, lambda x: x - 1, lambda a, b: a | b,
+                                                 lambda x: ~x)}[src]()
+        return value & M32
 
     def readp(self, o) -> bool:
         v = self.t.up[o.value] if o.kind == "upred" else self.t.p[o.value]
@@ -332,7 +320,6 @@ class ThreadCtx:
         if not self.en or self.gather:
             return 0
         if target != abi.FUNCTIONS["vprintf"]:
-            from .machine import BadPc
             raise BadPc(f"{self._thread_at()} ({self.inst.where}): CALL.ABS to {target:#x}, which is not vprintf (the only "
                         "function outside the kernel that warpboard models)")
         if fmt == 0:
@@ -409,7 +396,7 @@ class ThreadCtx:
             key = (self.t.warp, barrier)
             self.cta.brk[key] = self.cta.brk.get(key, 0) | 1 << self.t.lane
             if self.t.b[barrier] & ~(1 << self.t.lane):
-                schedule.leave_region(self.cta, self.t, barrier)
+                waits.leave_region(self.cta, self.t, barrier)
 
     def yield_(self):
         if self.en and not self.gather:
@@ -424,7 +411,7 @@ class ThreadCtx:
 
     def set_barrier_mask(self, barrier, mask):
         """Bx = mask (BMOV.32 Bx, R restores a region's mask around a call): the thread is in
-        Bx's region again, so the region's BSYNC waits for it (see schedule._bsync_passes)."""
+        Bx's region again, so the region's BSYNC waits for it (see waits._bsync_passes)."""
         if self.en and not self.gather:
             self.t.b[barrier] = mask & M32
             key = (self.t.warp, barrier)

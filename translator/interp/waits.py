@@ -40,10 +40,7 @@ emits the same decisions.
 """
 from __future__ import annotations
 
-WAIT_BIT = 1 << 30
-YIELD_BIT = 1 << 29
-PC_MASK = YIELD_BIT - 1
-NONE_KEY = 0xFFFFFFFF
+from ..ir.turnkey import WAIT_BIT, YIELD_BIT
 
 
 def key(t) -> int:

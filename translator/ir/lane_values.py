@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..values import floatops, intops
-from ..isa import regs
 from ..errors import TranslatorError
+from ..isa import regs
+from ..values import floatops, intops
 
 M32 = 0xFFFFFFFF
 LANE = ("lane", "SR_LANEID")

@@ -6,9 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from ..isa import ops, regs
+from ..abi import local_frame_bytes
 from ..errors import ProgramError, SassSyntaxError, UnsupportedInstruction
+from ..isa import ops, regs
 from ..sass.listing import Operand, RawInstruction, Section, parse_listing
+from .order import LaneOrder
+
 
 @dataclass(frozen=True)
 class Inst:
@@ -92,7 +95,6 @@ class Program:
     def order(self):
         """Where the lanes of a warp must see each other's memory accesses in order
         (:class:`translator.ir.order.LaneOrder`)."""
-        from .order import LaneOrder
         return LaneOrder(self)
 
     def quiet(self, block: Block) -> bool:
@@ -126,7 +128,6 @@ class Program:
     @cached_property
     def local_bytes(self) -> int:
         """Each thread's local memory (LDL/STL), from the frames its prologues take."""
-        from ..abi import local_frame_bytes
         return local_frame_bytes(self.insts)
 
     @property

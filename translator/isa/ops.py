@@ -17,9 +17,8 @@ from .sem import half as half
 from .sem import mem as mem
 from .sem import warp as warp
 
-
 FLOWS = ("next", "jump", "call", "return", "exit")
-WAIT_RULES = ("bsync", "warpsync", "bar")       # see translator.interp.machine.waits
+WAIT_RULES = ("bsync", "warpsync", "bar")       # see translator.interp.waits
 LANE_USES = ("mask", "values", "reduce")
 
 
@@ -44,6 +43,9 @@ class OpSpec:
     region: bool = False          # enters, leaves or syncs a convergence region Bx (BSSY, BREAK, BSYNC)
     turns: bool = False           # its presence makes the program run in turns
     external: bool = False        # calls a function outside the kernel (vprintf: a printf buffer)
+    # how nvdisasm spells it (translator.sass.printer)
+    float_imm: bool = False       # its immediates are floats, printed in decimal
+    spaced_target: bool = False   # its target follows a register after a space, not a comma
 
     def __post_init__(self):
         assert self.flow in FLOWS and self.waits in (None, *WAIT_RULES) and self.lanes in (None, *LANE_USES), self
@@ -120,16 +122,16 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("BMSK", alu.bmsk, {"W"}), _t("UBMSK", alu.bmsk, {"W"}),
     _t("FLO", alu.flo, {"U32", "S32", "SH"}), _t("UFLO", alu.flo, {"U32", "S32", "SH"}),
     # floats (see sem_float: FTZ, SAT, rounding, types)
-    _t("FADD", flt.fadd, _FLOAT), _t("FMUL", flt.fmul, _FLOAT | set(flt.FMUL_SCALES)), _t("FFMA", flt.ffma, _FLOAT),
-    _t("FSETP", flt.fsetp, _FCMP), _t("FSET", flt.fset, _FCMP | {"BF"}),
-    _t("FSEL", flt.fsel), _t("FMNMX", flt.fmnmx, {"FTZ", "NAN"}),
+    _t("FADD", flt.fadd, _FLOAT, float_imm=True), _t("FMUL", flt.fmul, _FLOAT | set(flt.FMUL_SCALES), float_imm=True), _t("FFMA", flt.ffma, _FLOAT, float_imm=True),
+    _t("FSETP", flt.fsetp, _FCMP, float_imm=True), _t("FSET", flt.fset, _FCMP | {"BF"}, float_imm=True),
+    _t("FSEL", flt.fsel, float_imm=True), _t("FMNMX", flt.fmnmx, {"FTZ", "NAN"}, float_imm=True),
     _t("I2F", flt.i2f, flt.MODS), _t("I2FP", flt.i2f, flt.MODS), _t("F2I", flt.f2i, flt.MODS), _t("F2IP", flt.f2ip, flt.F2IP_MODS),
     _t("F2F", flt.f2f, flt.MODS), _t("FRND", flt.frnd, flt.MODS),
-    _t("MUFU", flt.mufu, set(flt.MUFU_FUNCTIONS)),
-    _t("DADD", flt.dadd, _FLOAT), _t("DMUL", flt.dmul, _FLOAT), _t("DFMA", flt.dfma, _FLOAT),
-    _t("DSETP", flt.dsetp, _FCMP | {"MIN", "MAX"}),
-    _t("HADD2", half.hadd2, half.MODS), _t("HMUL2", half.hmul2, half.MODS), _t("HFMA2", half.hfma2, half.MODS),
-    _t("HSETP2", half.hsetp2, half.MODS), _t("HSET2", half.hset2, half.MODS), _t("HMNMX2", half.hmnmx2, half.MODS),
+    _t("MUFU", flt.mufu, set(flt.MUFU_FUNCTIONS), float_imm=True),
+    _t("DADD", flt.dadd, _FLOAT, float_imm=True), _t("DMUL", flt.dmul, _FLOAT, float_imm=True), _t("DFMA", flt.dfma, _FLOAT, float_imm=True),
+    _t("DSETP", flt.dsetp, _FCMP | {"MIN", "MAX"}, float_imm=True),
+    _t("HADD2", half.hadd2, half.MODS, float_imm=True), _t("HMUL2", half.hmul2, half.MODS, float_imm=True), _t("HFMA2", half.hfma2, half.MODS, float_imm=True),
+    _t("HSETP2", half.hsetp2, half.MODS, float_imm=True), _t("HSET2", half.hset2, half.MODS, float_imm=True), _t("HMNMX2", half.hmnmx2, half.MODS, float_imm=True),
     _t("F2FP", half.f2fp, half.MODS),
     # memory
     _mem("LDG", mem.load, "global", "load", _MEMORY), _mem("STG", mem.store, "global", "store", _MEMORY),
@@ -150,10 +152,10 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     # control flow and convergence
     _t("BRA", warp.bra, {"U", "DIV", "CONV", "INC", "DEC"}, lanes="mask", lanes_if=frozenset({"DIV", "CONV"}),
        flow="jump", target="pc"),
-    _t("BRX", warp.brx, flow="jump", target="table"),
-    _t("CALL", warp.call, {"REL", "ABS", "NOINC"}, flow="call", target="pc"),
+    _t("BRX", warp.brx, flow="jump", target="table", spaced_target=True),
+    _t("CALL", warp.call, {"REL", "ABS", "NOINC"}, flow="call", target="pc", spaced_target=True),
     _t("LEPC", warp.lepc),
-    _t("RET", warp.ret, {"REL", "ABS", "NODEC"}, flow="return", target="offset"),
+    _t("RET", warp.ret, {"REL", "ABS", "NODEC"}, flow="return", target="offset", spaced_target=True),
     _t("EXIT", warp.exit_, flow="exit"), _t("BPT", warp.bpt, {"TRAP", "INT"}, flow="exit"),
     _t("BSSY", warp.bssy, target="pc", lanes="mask", region=True),
     _t("BSYNC", warp.bsync, waits="bsync", region=True),
@@ -191,8 +193,26 @@ NOT_TRANSLATED = {"HMMA": _TENSOR, "IMMA": _TENSOR, "DMMA": _TENSOR, "BMMA": _TE
 # Forms whose first operand is a register: a call through a function pointer, which returns to
 # the next instruction (vprintf; see sem_warp.call_external).
 REGISTER_FORMS: dict[str, OpSpec] = {
-    "CALL": _t("CALL", warp.call_external, {"ABS", "NOINC"}, external=True),
+    "CALL": _t("CALL", warp.call_external, {"ABS", "NOINC"}, external=True, spaced_target=True),
 }
+
+
+def _spelled(name, float_imm=False, spaced_target=False) -> OpSpec:
+    return OpSpec(name, alu.nop, float_imm=float_imm, spaced_target=spaced_target)
+
+
+SPELLING_ONLY: dict[str, OpSpec] = {o.name: o for o in [
+    *(_spelled(n, float_imm=True) for n in ("FADD32I", "FMUL32I", "FFMA32I", "FCMP", "FSWZADD",
+                                            "HADD2_32I", "HMUL2_32I", "HFMA2_32I", "DMNMX")),
+    _spelled("JMX", spaced_target=True),
+]}
+"""Mnemonics the table does not translate but the printer must spell as nvdisasm does (the
+decoder never looks here: they stay UNSUPPORTED)."""
+
+
+def spelling(base: str) -> OpSpec | None:
+    """The entry whose print flags (``float_imm``, ``spaced_target``) the printer follows."""
+    return TABLE.get(base) or SPELLING_ONLY.get(base)
 
 
 def lookup(base: str) -> OpSpec | None:

@@ -17,7 +17,6 @@ from functools import lru_cache
 from ..isa import regs
 
 
-
 @dataclass(frozen=True)
 class Operand:
     """One operand as written: its kind, its base text and its decorations.

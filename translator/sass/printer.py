@@ -14,16 +14,9 @@ annotations follow the operands (``STL [R1+0x4], R4 (*"SpillRefill"*)``).
 """
 from __future__ import annotations
 
+from ..isa import ops
 from .listing import BRANCH_TARGETS, Operand, RawInstruction, annotation_kind
 
-# opcodes whose immediates are floating-point numbers, which nvdisasm prints in decimal
-FLOAT_IMMEDIATE_OPS = frozenset({
-    "FADD", "FADD32I", "FMUL", "FMUL32I", "FFMA", "FFMA32I", "FMNMX", "FSETP", "FSET", "FSEL",
-    "FCMP", "FSWZADD", "HADD2", "HADD2_32I", "HMUL2", "HMUL2_32I", "HFMA2", "HFMA2_32I",
-    "HSETP2", "HSET2", "HMNMX2", "DADD", "DMUL", "DFMA", "DSETP", "DMNMX", "MUFU",
-})
-# opcodes whose target comes after a register without a comma
-SPACED_TARGET_OPS = frozenset({"RET", "CALL", "BRX", "JMX"})
 PRED_KINDS = ("pred", "upred")
 REGISTER_KINDS = ("reg", "ureg", "pred", "upred", "barrier", "sreg", "pr", "sb")
 
@@ -78,7 +71,8 @@ def format_operand(o: Operand, opcode: str = "") -> str:
     if kind == "label":
         return f"`({o.name})"
     if kind == "imm":
-        body = str(o.value) if opcode in FLOAT_IMMEDIATE_OPS else hex_int(o.value)
+        spec = ops.spelling(opcode)
+        body = str(o.value) if spec and spec.float_imm else hex_int(o.value)
     elif kind in ("fimm", "texdim", "list"):
         body = o.name
     elif kind == "mem":
@@ -96,13 +90,14 @@ def format_instruction(raw: RawInstruction) -> str:
     """``@!P0 IADD3 R2, -R10, 0x27, RZ``: the instruction without address, ``;`` or ``.reuse``,
     then its annotations (``BRX R2 -0x130 (*"BRANCH_TARGETS .L_x_1,.L_x_2"*)``)."""
     base = raw.opcode.split(".", 1)[0]
+    spec = ops.spelling(base)
     text = (f"@{raw.guard} " if raw.guard else "") + raw.opcode
     parts: list[str] = []
     for k, o in enumerate(raw.operands):
         printed = format_operand(o, base)
         if o.kind == "fimm" and o.name.lstrip("+-") == "INF" and k < len(raw.operands) - 1:
             printed += " "           # nvdisasm prints `|R0|, +INF , PT`
-        spaced = (base in SPACED_TARGET_OPS and k > 0 and o.kind in ("label", "imm")
+        spaced = (spec is not None and spec.spaced_target and k > 0 and o.kind in ("label", "imm")
                   and raw.operands[k - 1].kind in ("reg", "ureg"))
         if spaced:
             parts[-1] += " " + printed

@@ -326,6 +326,31 @@ class Function:
             self.op("Branch", None, merge)
         self.label(merge)
 
+    def count_loop(self, k, limit: int, body, first: int | None = None, step: int = 1,
+                   control: int = Control.NONE) -> None:
+        """``for (i = first; i < limit; i += step) body(i)`` as a structured loop; ``first`` is an
+        id (default: the constant 0), ``k`` makes the 32-bit constants, as the loop needs them;
+        ``control`` is the LoopMerge's (e.g. DontUnroll). The counter is set by a store, not as
+        the variable's initializer, so the loop starts again each time control reaches it."""
+        m = self.m
+        u32, bool_ = m.u32(), m.bool()
+        i = self.local(u32)
+        self.store(i, first if first is not None else k(0))
+        header, block, cont, merge = (m.new_id() for _ in range(4))
+        self.op("Branch", None, header)
+        self.label(header)
+        cur = self.load(u32, i)
+        go = self.op("ULessThan", bool_, cur, k(limit))
+        self.op("LoopMerge", None, merge, cont, control)
+        self.op("BranchConditional", None, go, block, merge)
+        self.label(block)
+        body(cur)
+        self.op("Branch", None, cont)
+        self.label(cont)
+        self.store(i, self.op("IAdd", u32, cur, k(step)))
+        self.op("Branch", None, header)
+        self.label(merge)
+
     def call(self, fn: "Function", *args) -> None:
         self.op("FunctionCall", self.m.void(), fn.fid, *args)
 

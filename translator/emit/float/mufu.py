@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 import struct
 
+from ...spirv.builder import GLSL
 from ...values import mufuops
 from ...values.mufuops import INF, NAN, SIGN
-from ...spirv.builder import GLSL
 
 ONE = 0x3F800000
 TWO_PI = struct.unpack("<I", struct.pack("<f", 6.283185307179586))[0]

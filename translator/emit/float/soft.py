@@ -17,8 +17,8 @@ the same value as the exact one.
 from __future__ import annotations
 
 from ...values import intops
-from .wide import Wide
 from ...values.floatops import Fmt, fmt_of
+from .wide import Wide
 
 M64 = intops.M64
 _CMP64 = {"eq": "IEqual", "ne": "INotEqual", "lt": "ULessThan", "le": "ULessThanEqual", "gt": "UGreaterThan",

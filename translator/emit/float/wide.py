@@ -69,7 +69,7 @@ class Wide:
         return x.add64(x.add64(h, h2), s.bit64(s.cmp64("lt", lo, l))), lo
 
     def sub(self, h, l, h2, l2):
-        x, s = self.x, self.s
+        s = self.s
         borrow = s.bit64(s.cmp64("lt", l, l2))
         return s.sub64(s.sub64(h, h2), borrow), s.sub64(l, l2)
 

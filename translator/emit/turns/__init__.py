@@ -1,1 +1,9 @@
-""""""
+"""The `turns` strategy (translator/README.md, "The turn rule"): collective-free programs run
+free, every other in turns over the workgroup; warp state (warp), the turn loop (loop), waiting
+instructions (waits), the exchange site (exchange) and the collectives (collectives)."""
+from .warp import FreeWarp, TurnsWarp
+
+
+def warp_for(emitter):
+    """The warp state the emitter drives: free mode's or the turn loop's."""
+    return TurnsWarp(emitter) if emitter.mode == "turns" else FreeWarp(emitter)

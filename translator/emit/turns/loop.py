@@ -1,7 +1,7 @@
 """Turns mode's main loop, step by step: each turn the threads vote the lowest key (one
 barrier), the threads at that pc run their block, and the others run the quiet blocks they
 stand in on their own. A mixin of :class:`translator.emit.turns.warp.TurnsWarp`, whose bookkeeping
-(``ld``, ``st``, ``atomic``, ``barrier``, ``keys``) it uses; the rule is :mod:`translator.interp.machine.waits`'s.
+(``ld``, ``st``, ``atomic``, ``barrier``, ``keys``) it uses; the rule is :mod:`translator.interp.waits`'s.
 
 The vote also takes the highest key: when both are equal, every thread still running stands at
 one pc (a *uniform* turn), and when the block's outcome fixes where they all go next (no
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import abi
-from ..outcome import EXITED, Outcome
-from ...interp.waits import NONE_KEY, PC_MASK, WAIT_BIT, YIELD_BIT
+from ...ir.turnkey import NONE_KEY, PC_MASK, WAIT_BIT, YIELD_BIT
 from ...spirv.enums import GroupOperation, Scope
+from ..outcome import EXITED, Outcome
 
 SLOTS = 3           # vote slots rotate over three, so one barrier per vote suffices
 

@@ -1,42 +1,25 @@
 """Turns mode's waiting instructions and convergence regions (BSSY/BREAK/BSYNC, WARPSYNC, BAR,
-YIELD), as :mod:`translator.interp.machine.waits` decides them for the interpreter: each waiting
+YIELD), as :mod:`translator.interp.waits` decides them for the interpreter: each waiting
 instruction's verdict keeps the threads that do not pass at its pc (``Outcome.stay``). A mixin
 of :class:`translator.emit.turns.warp.TurnsWarp`, whose bookkeeping (``ld``, ``st``, ``atomic``,
 ``barrier``, ``mine``, ``participants``) it uses.
 """
 from __future__ import annotations
 
-from ...spirv.enums import LoopControl
+from ...spirv.enums import LoopControl, Scope
 from ...spirv.enums import MemorySemantics as Sem
-from ...spirv.enums import Scope
 
 BAR_FIELDS = 5          # count, popc, generation, result popc, result count
 
 
-def counted_loop(fn, m, k, count: int, body) -> None:
+def counted_loop(fn, k, count: int, body) -> None:
     """``for (i = 0; i < count; ++i) body(i)`` in function ``fn``, marked DontUnroll: drivers
     inline helpers at every call site, and unrolled, each memory access of ``body`` becomes
     ``count``, while lavapipe (LLVM 15) spends time on each access that grows with the whole
     shader's size (translator/README.md, "What the driver pays"; ``warpboard bench`` reports
     ``driver_compile_s``). Each iteration draws on lavapipe's budget of loop iterations, so
     loops stay short (``lane_scan``: 8 iterations for 32 lanes)."""
-    u32, bool_ = m.u32(), m.bool()
-    i = fn.local(u32)
-    fn.store(i, k(0))           # here, not as the initializer: the loop may run again in a turn loop
-    header, block, cont, merge = (m.new_id() for _ in range(4))
-    fn.op("Branch", None, header)
-    fn.label(header)
-    n = fn.load(u32, i)
-    go = fn.op("ULessThan", bool_, n, k(count))
-    fn.op("LoopMerge", None, merge, cont, LoopControl.DONT_UNROLL)
-    fn.op("BranchConditional", None, go, block, merge)
-    fn.label(block)
-    body(n)
-    fn.op("Branch", None, cont)
-    fn.label(cont)
-    fn.store(i, fn.op("IAdd", u32, n, k(1)))
-    fn.op("Branch", None, header)
-    fn.label(merge)
+    fn.count_loop(k, count, body, control=LoopControl.DONT_UNROLL)
 
 
 def bits_loop(fn, m, k, mask, body) -> None:
@@ -160,7 +143,7 @@ class Waits:
         """``acc = step(fn, acc, lane, word)`` from 0 over the 32 words of turn_lanes from
         ``first`` (a warp's, so a multiple of 32), lane 0 first: 8 vector loads, unrolled
         where the scan is emitted once per shader, else in a loop of 8 (see counted_loop)."""
-        e, m, u32 = self.e, self.m, self.m.u32()
+        e, u32 = self.e, self.m.u32()
         quad0 = fn.op("ShiftRightLogical", u32, first, e.k(2))
 
         def four(acc, quad, lane0):
@@ -176,7 +159,7 @@ class Waits:
             return acc
         var = fn.local(u32)
         fn.store(var, e.k(0))
-        counted_loop(fn, m, e.k, 8, lambda g: fn.store(var, four(fn.load(u32, var), g,
+        counted_loop(fn, e.k, 8, lambda g: fn.store(var, four(fn.load(u32, var), g,
                                                                   fn.op("ShiftLeftLogical", u32, g, e.k(2)))))
         return fn.load(u32, var)
 
@@ -187,7 +170,7 @@ class Waits:
 
     def _waiting_for_me(self, x):
         """The lanes of this warp waiting at a WARPSYNC whose mask names this lane
-        (schedule._waits_for): their published mask has this lane's bit, and their bit is
+        (interp.waits._waits_for): their published mask has this lane's bit, and their bit is
         set in the warp's ``wsync`` word."""
         named = self._swap(x, x.kb(False), scan=("naming", self.bit)).scan
         return x.and_(named, self.ld("wsync", self.e.warp_id))
@@ -221,7 +204,7 @@ class Waits:
         self._settle(x, passed)
 
     def _lowest_group(self, x, mask, ok, mine):
-        """WARPSYNC.EXCLUSIVE (schedule._exclusive): only the group of the lowest lane of the
+        """WARPSYNC.EXCLUSIVE (interp.waits._exclusive): only the group of the lowest lane of the
         warp that could pass goes on in this turn. Each lane publishes its mask if it could
         pass (0 if not), and keeps ``ok``/``mine`` only if the first published mask is its own;
         then each publishes its mask again."""

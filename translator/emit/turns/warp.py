@@ -9,15 +9,14 @@ warps, subgroup operations replace all of that.
 """
 from __future__ import annotations
 
-from ... import abi
 from ...errors import UnsupportedInstruction
+from ...ir.turnkey import NONE_KEY
+from ...spirv.enums import MemorySemantics as Sem
+from ...spirv.enums import Scope
 from .collectives import Collectives
 from .exchange import WORDS, SharedExchange
 from .loop import TurnLoop
 from .waits import BAR_FIELDS, Waits
-from ...interp.waits import NONE_KEY
-from ...spirv.enums import MemorySemantics as Sem
-from ...spirv.enums import Scope
 
 
 def state_uses(insts) -> set[str]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...errors import UnsupportedInstruction
 from .. import regs
 from ..ctx import Ctx
-from ...errors import UnsupportedInstruction
+from ..sregs import CLOCK_LOW
 
 PRED_KINDS = ("pred", "upred")
 
@@ -232,7 +233,9 @@ def _cmp_name(i):
     raise unsupported(i, "no comparison")
 
 
-def _combine(x: Ctx, i, a, b):
+def combine_predicate(x: Ctx, i, a, b):
+    """A setp's result ``a`` joined with its accumulating predicate ``b`` by the .AND / .OR / .XOR
+    modifier (ISETP, FSETP, DSETP, HSETP2)."""
     if "AND" in i.mods:
         return x.band(a, b)
     if "OR" in i.mods:
@@ -258,8 +261,8 @@ def isetp(x: Ctx, i):
             strict = x.cmp({"lt": "lt", "le": "lt", "gt": "gt", "ge": "gt"}[op], va, vb, signed)
             r = x.bor(strict, x.band(eq, plow))
     acc = x.readp(pacc)
-    x.writep(pd, _combine(x, i, r, acc))
-    x.writep(pq, _combine(x, i, x.bnot(r), acc))
+    x.writep(pd, combine_predicate(x, i, r, acc))
+    x.writep(pq, combine_predicate(x, i, x.bnot(r), acc))
 
 
 def sel(x: Ctx, i):
@@ -363,20 +366,6 @@ def sgxt(x: Ctx, i):
     x.write(d, x.sel(x.cmp("eq", vn, x.k32(0), False), x.k32(0), r))
 
 
-CLOCK_REGISTERS = ("SR_CLOCKLO", "SR_CLOCKHI", "SR_GLOBALTIMERLO", "SR_GLOBALTIMERHI")
-CLOCK_LOW = ("SR_CLOCKLO", "SR_GLOBALTIMERLO")
-
-
-def reads_clock(insts) -> bool:
-    """Whether a program reads the clock. ``clock()`` is defined here as a per-thread counter,
-    the same on both back ends: SR_CLOCKLO is the number of instructions the thread has run
-    before this one (a waiting instruction, BSYNC/WARPSYNC/BAR, counts 0: how often a thread
-    retries it depends on the schedule), modulo 2^32; SR_CLOCKHI is 0. The global timer
-    (``%globaltimer``, nanoseconds on the chip) reads the same counter: a time that moves
-    only as the thread runs, so a spin-wait with a timeout ends after as many instructions."""
-    return any(o.kind == "sreg" and o.name in CLOCK_REGISTERS for i in insts for o in i.ops)
-
-
 def cs2r(x: Ctx, i):
     """CS2R[.32] Rd, SRZ | SR_CLOCKLO | SR_GLOBALTIMERLO: zero, or the clock (a pair, or its low
     word with .32)."""
@@ -470,7 +459,7 @@ def fchk(x: Ctx, i):
     The chip's exact test (exponent ranges of Ra and Rb) is not documented; Pd = true here:
     the full path gives the correctly rounded quotient for every input, and the fast path gives
     the same quotient wherever the chip takes it, so the results are the chip's (only the
-    clock, see reads_clock, counts more instructions)."""
+    clock, see sregs.reads_clock, counts more instructions)."""
     x.writep(i.ops[0], x.kb(True))
 
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from ..ctx import Ctx
 from ..regs import is_zero
-from .alu import _combine, unsupported
+from .alu import combine_predicate, unsupported
 
 ROUNDING = {"RN": "rn", "RZ": "rz", "RM": "rm", "RP": "rp", "TRUNC": "rz", "FLOOR": "rm", "CEIL": "rp",
             "ROUND": "rn"}
@@ -237,9 +237,9 @@ def dsetp(x: Ctx, i):
     if "MIN" in i.mods or "MAX" in i.mods:
         return dsetp_min_max(x, i)
     pd, pq, a, b, pacc = i.ops[:5]
-    r, acc = dcompare(x, _test(i), fread(x, a, "f64"), fread(x, b, "f64")), x.readp(pacc)
-    x.writep(pd, _combine(x, i, r, acc))
-    x.writep(pq, _combine(x, i, x.bnot(r), acc))
+    r, acc = dcompare(x, compare_test(i), fread(x, a, "f64"), fread(x, b, "f64")), x.readp(pacc)
+    x.writep(pd, combine_predicate(x, i, r, acc))
+    x.writep(pq, combine_predicate(x, i, x.bnot(r), acc))
 
 
 def dsetp_min_max(x: Ctx, i):
@@ -253,11 +253,12 @@ def dsetp_min_max(x: Ctx, i):
     nan_a, nan_b = is_nan64(x, va), is_nan64(x, vb)
     wins = _compare64(x, "lt" if "MIN" in i.mods else "gt", _order_key64(x, va, False), _order_key64(x, vb, False))
     acc = x.readp(pacc)
-    x.writep(pd, _combine(x, i, x.band(x.bnot(nan_a), x.bor(nan_b, wins)), acc))
-    x.writep(pq, _combine(x, i, x.band(nan_a, nan_b), acc))
+    x.writep(pd, combine_predicate(x, i, x.band(x.bnot(nan_a), x.bor(nan_b, wins)), acc))
+    x.writep(pq, combine_predicate(x, i, x.band(nan_a, nan_b), acc))
 
 
-def _test(i) -> str:
+def compare_test(i) -> str:
+    """The one float comparison (FSETP_TESTS) among a compare's modifiers."""
     found = [m for m in i.mods if m in FSETP_TESTS]
     if len(found) != 1:
         raise unsupported(i, "needs one comparison")
@@ -270,9 +271,9 @@ def fsetp(x: Ctx, i):
     va, vb = (fread(x, o) for o in (a, b))
     if "FTZ" in i.mods:
         va, vb = flush(x, va), flush(x, vb)
-    r, acc = fcompare(x, _test(i), va, vb), x.readp(pacc)
-    x.writep(pd, _combine(x, i, r, acc))
-    x.writep(pq, _combine(x, i, x.bnot(r), acc))
+    r, acc = fcompare(x, compare_test(i), va, vb), x.readp(pacc)
+    x.writep(pd, combine_predicate(x, i, r, acc))
+    x.writep(pq, combine_predicate(x, i, x.bnot(r), acc))
 
 
 def fset(x: Ctx, i):
@@ -281,7 +282,7 @@ def fset(x: Ctx, i):
     va, vb = (fread(x, o) for o in (a, b))
     if "FTZ" in i.mods:
         va, vb = flush(x, va), flush(x, vb)
-    r = _combine(x, i, fcompare(x, _test(i), va, vb), x.readp(pacc))
+    r = combine_predicate(x, i, fcompare(x, compare_test(i), va, vb), x.readp(pacc))
     x.write(d, x.sel(r, x.k32(ONE if "BF" in i.mods else 0xFFFFFFFF), x.k32(0)))
 
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 import struct
 from dataclasses import replace
 
-from ..ctx import Ctx
 from ...values.floatops import F64, FORMATS, f2f
-from .alu import _combine, unsupported
-from .float import _test, fcompare, fread, is_nan, rounding
+from ..ctx import Ctx
+from .alu import combine_predicate, unsupported
+from .float import compare_test, fcompare, fread, is_nan, rounding
 
 HALF_SIGN = 0x8000
 
@@ -139,7 +139,7 @@ def _tests(x: Ctx, i, a_src, b_src):
     a, b = lanes(x, a_src, fmt), lanes(x, b_src, fmt)
     if "FTZ" in i.mods:
         a, b = [_flush(x, h, fmt) for h in a], [_flush(x, h, fmt) for h in b]
-    return [fcompare(x, _test(i), x.shl(p, x.k32(16)), x.shl(q, x.k32(16)), inf) for p, q in zip(a, b)]
+    return [fcompare(x, compare_test(i), x.shl(p, x.k32(16)), x.shl(q, x.k32(16)), inf) for p, q in zip(a, b)]
 
 
 def hsetp2(x: Ctx, i):
@@ -151,8 +151,8 @@ def hsetp2(x: Ctx, i):
     if "H_AND" in i.mods:
         both = x.band(r0, r1)
         r0, r1 = both, x.bnot(both)
-    x.writep(pd, _combine(x, i, r0, acc))
-    x.writep(pq, _combine(x, i, r1, acc))
+    x.writep(pd, combine_predicate(x, i, r0, acc))
+    x.writep(pq, combine_predicate(x, i, r1, acc))
 
 
 def hset2(x: Ctx, i):
@@ -160,7 +160,7 @@ def hset2(x: Ctx, i):
     srcs = sources(i)
     acc = x.readp(srcs[3][0])
     true = FORMATS[_fmt(i)].bias << FORMATS[_fmt(i)].mbits if "BF" in i.mods else 0xFFFF
-    out = [x.sel(_combine(x, i, r, acc), x.k32(true), x.k32(0)) for r in _tests(x, i, srcs[1], srcs[2])]
+    out = [x.sel(combine_predicate(x, i, r, acc), x.k32(true), x.k32(0)) for r in _tests(x, i, srcs[1], srcs[2])]
     x.write(srcs[0][0], _pack(x, *out))
 
 

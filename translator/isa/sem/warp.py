@@ -173,7 +173,7 @@ def bpt(x: Ctx, i):
 
 
 def yield_(x: Ctx, i):
-    """YIELD and NANOSLEEP: a hint to let the other threads move (see translator.interp.machine.waits)."""
+    """YIELD and NANOSLEEP: a hint to let the other threads move (see translator.interp.waits)."""
     x.yield_()
 
 

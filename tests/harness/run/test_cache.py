@@ -1,0 +1,51 @@
+"""The SPIR-V cache: same inputs give the cached module, any change to them a new key."""
+
+import pytest
+from warpboard.harness import vk
+from warpboard.harness.case.model import load_case
+from warpboard.harness.run import cache
+from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case
+
+from support.paths import CASES
+
+CASE = CASES / "truth" / "loop_ballot.toml"
+
+
+def test_second_translation_comes_from_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("WARPBOARD_CACHE", str(tmp_path))
+    prep = prepare(load_case(CASE))
+    first, _ = translate_case(prep)
+    again, _ = translate_case(prep)
+    assert not first.cached and again.cached
+    assert again.spirv == first.spirv and again.mode == first.mode == "turns"
+    assert len(list((tmp_path / "spirv").glob("*.spv"))) == 1
+
+
+def test_keys_cover_what_translation_reads():
+    base = cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, True)
+    assert base == cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, True)
+    for other in (cache.spirv_key("listing2", "k", (64, 1, 1), 16384, None, True),
+                  cache.spirv_key("listing", "k", (32, 1, 1), 16384, None, True),
+                  cache.spirv_key("listing", "k", (64, 1, 1), 0, None, True),
+                  cache.spirv_key("listing", "k", (64, 1, 1), 16384, "turns", True),
+                  cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, False)):
+        assert other != base
+
+
+def test_cache_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("WARPBOARD_CACHE", "off")
+    prep = prepare(load_case(CASE))
+    assert not translate_case(prep)[0].cached and not translate_case(prep)[0].cached
+
+
+def test_pipeline_cache_is_kept_between_devices(tmp_path):
+    if not vk.list_devices():
+        pytest.skip("no Vulkan device")
+    prep = prepare(load_case(CASE))
+    shader, _ = translate_case(prep, use_cache=False)
+    with vk.Device(0, cache_dir=tmp_path) as dev:
+        assert run_vulkan(dev, prep, shader).outcome == "ok"
+    saved = list(tmp_path.glob("*.bin"))
+    assert len(saved) == 1 and saved[0].stat().st_size >= 16       # at least the cache header
+    with vk.Device(0, cache_dir=tmp_path) as dev:                   # seeded from the file
+        assert run_vulkan(dev, prep, shader).outcome == "ok"

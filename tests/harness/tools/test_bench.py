@@ -1,0 +1,72 @@
+"""``warpboard bench``: the summary arithmetic on known rows, and one small run on lavapipe."""
+import json
+import subprocess
+import sys
+
+import pytest
+from warpboard.harness.run import devices
+from warpboard.harness.tools.bench import native_ratios, summarise
+
+from support.paths import ROOT
+
+
+def _row(case, mode, dispatch_ms, device="dev", **extra):
+    row = {"device": device, "case": case, "mode": mode, "outcome": "ok", "blocks": 2, "sass_instructions": 10,
+           "translate_s": {"median": 0.001}, "dispatch_s": {"median": dispatch_ms / 1000},
+           "instructions_per_thread": 5.0, "turns": 0 if mode == "free" else 4, "barriers": 0 if mode == "free" else 6,
+           "warp_instructions": 20.0}
+    row.update(extra)
+    return row
+
+
+def test_summary_ratios_and_rates():
+    rows = [_row("basic/a", "free", 2.0, driver_compile_s=0.1), _row("basic/a", "turns", 3.0, driver_compile_s=0.2),
+            _row("vote/b", "turns", 5.0, driver_compile_s=0.4),
+            _row("bench/bench_plain_loop", "free", 0.5, native_h200_ms=0.25),
+            _row("bench/bench_plain_loop", "turns", 0.75, native_h200_ms=0.25)]
+    s = summarise(rows, {"dev": 1.0})
+    assert s["turns_over_free"]["dev"]["cases"] == {"basic/a": 1.5, "bench/bench_plain_loop": 1.5}
+    # library turns rows: basic/a and vote/b, 6 barriers each over 2 blocks x 5 instructions
+    assert s["barriers_per_instruction"] == pytest.approx(12 / 20)
+    assert s["barriers_per_warp_instruction"] == pytest.approx(12 / 40)
+    assert s["translate_instructions_per_s"] == pytest.approx(30 / 0.003)
+    compile_s = s["driver_compile_s"]["dev"]
+    assert compile_s["slowest"] == "vote/b" and compile_s["total"] == pytest.approx(0.7)
+    assert compile_s["per_1000_sass_instructions"] == pytest.approx(1000 * 0.7 / 30)
+    recorded = s["over_native"]["dev"]["bench_plain_loop (turns)"]
+    assert recorded["ratio"] == pytest.approx(3.0) and "recorded" in recorded["native_source"]
+
+
+def test_native_times_of_this_run_replace_the_recorded_ones():
+    rows = [_row("bench/bench_vote_loop", "turns", 9.0, native_h200_ms=0.18),
+            _row("bench/bench_vote_loop", "turns", 9.0, device="cpu")]     # shrunk grid: no native figure
+    ratios = native_ratios(rows, {"bench_vote_loop_ms": 0.3})
+    assert list(ratios) == ["dev"]
+    assert ratios["dev"]["bench_vote_loop (turns)"]["ratio"] == pytest.approx(30.0)
+    assert ratios["dev"]["bench_vote_loop (turns)"]["native_source"] == "this run"
+
+
+@pytest.mark.xdist_group("lavapipe-w8")
+def test_bench_on_lavapipe_measures_both_modes(tmp_path):
+    if not any(c.id == "lavapipe-w8" for c in devices.discover()):
+        pytest.skip("no lavapipe device (install mesa-vulkan-drivers)")
+    out = tmp_path / "bench.json"
+    cmd = [sys.executable, "-m", "warpboard", "bench", "basic/bit_ops", "vote/vote_uni", "--root",
+           str(ROOT / "cases"), "--device", "lavapipe-w8", "--repeat", "1", "--bench-blocks", "1", "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    rows = {(r["case"], r["mode"]): r for r in doc["rows"]}
+    assert set(rows) == {("basic/bit_ops", "free"), ("basic/bit_ops", "turns"), ("vote/vote_uni", "turns"),
+                         ("bench/bench_vote_loop", "turns"), ("bench/bench_plain_loop", "free"),
+                         ("bench/bench_plain_loop", "turns")}
+    assert all(r["outcome"] == "ok" for r in rows.values()), rows
+    free, turns = rows[("basic/bit_ops", "free")], rows[("basic/bit_ops", "turns")]
+    assert free["turns"] == 0 and free["barriers"] == 0 and turns["turns"] > 0 and turns["barriers"] > 0
+    assert free["instructions_per_thread"] == turns["instructions_per_thread"] > 0
+    for r in rows.values():     # lavapipe's queue has timestamps: the device's time is inside the wall time
+        assert 0 < r["gpu_s"]["median"] <= r["dispatch_s"]["max"]
+    assert rows[("vote/vote_uni", "turns")]["barriers_per_warp_instruction"] > 0
+    s = doc["summary"]
+    assert "basic/bit_ops" in s["turns_over_free"]["lavapipe-w8"]["cases"]
+    assert s["translate_instructions_per_s"] > 0 and s["over_native"] == {}     # one block: no native figure

@@ -1,0 +1,86 @@
+"""Functions tests run inside a Worker child, by name (``support.worker_targets:add``): a child
+process imports this module, so these live here and not in conftest.py as fixtures."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+from warpboard.harness.case.model import discover_cases
+from warpboard.harness.run.engine import run_case, worker_run
+from warpboard.harness.run.results import CaseResult, Outcome, Status
+from warpboard.harness.run.worker import cached_device
+
+from support.paths import CASES
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def sleep_forever() -> None:
+    while True:
+        time.sleep(1)
+
+
+def exit_hard(code: int) -> None:
+    os._exit(code)
+
+
+def segfault() -> None:
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def getenv(name: str) -> str | None:
+    return os.environ.get(name)
+
+
+def pid() -> int:
+    return os.getpid()
+
+
+def noisy(text: str) -> str:
+    """Print to stdout and stderr: neither may corrupt the reply frames."""
+    print(text)
+    print(text, file=sys.stderr, flush=True)
+    return text
+
+
+def unpicklable():
+    return lambda: None
+
+
+def run_spirv(index: int, spirv: bytes, buffers: list[bytes], groups, timeout_s: float):
+    """Run a shader on the child's cached device and return (outputs, last_timings)."""
+    device = cached_device(index)
+    return device.run(spirv, buffers, groups=groups, timeout_s=timeout_s), device.last_timings
+
+
+def run_case_here(case_id: str) -> dict:
+    """The cell of one library case on the child's device 0, as the engine decides it."""
+
+    root = CASES
+    case = discover_cases(root, [case_id])[0]
+    device = cached_device(0)
+    result = run_case(case, "child", device)
+    return {"status": result.status.name, "message": result.message, "subgroup_size": device.info.subgroup_size}
+
+
+def misbehave(case_path, root, index, device_id, options):
+    """The engine's cell target, except that cases named crash_me and hang_me crash and hang."""
+    if "crash_me" in case_path:
+        os._exit(7)
+    if "hang_me" in case_path:
+        time.sleep(3600)
+    return worker_run(case_path, root, index, device_id, options)
+
+
+def pid_cell(case_path, root, index, device_id, options) -> dict:
+    """A PASS cell whose message is the worker's pid (which process ran the case)."""
+    case = os.path.basename(case_path).removesuffix(".toml")
+    return CaseResult(case, device_id, Status.PASS, message=str(os.getpid()), outcome=Outcome.OK.value).to_json()

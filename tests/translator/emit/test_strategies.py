@@ -1,0 +1,85 @@
+"""Translation strategies as the emitter sees them: registered by name, chosen per call, and
+the `turns` strategy's two paths through the emitter: free mode (each thread its own pc loop,
+no barrier) and turns (the workgroup votes a pc each turn, a barrier per vote)."""
+import shutil
+import struct
+
+import pytest
+from warpboard.harness.vk import validate_spirv
+from warpboard.translator import STRATEGIES, load_program, translate
+from warpboard.translator.emit.emitter import Emitter
+from warpboard.translator.emit.turns import FreeWarp, TurnsWarp, warp_for
+from warpboard.translator.spirv.builder import OP
+
+from support.listing_kit import listing
+
+BLOCK = (64, 1, 1)
+# Thread t adds 1 to its word of buffer 0 in a loop of t % 4 trips: divergent, no collective.
+LOOP = ["S2R R0, SR_TID.X", "LOP3.LUT R3, R0, 0x3, RZ, 0xc0, !PT",
+        "IMAD.WIDE.U32 R4, R0, 0x4, c[0x0][0x160]", "LDG.E R2, [R4.64]",
+        "ISETP.NE.AND P0, PT, R3, RZ, PT", "@!P0 BRA `(.L_done)",
+        ".L_loop:", "IADD3 R2, R2, 0x1, RZ", "IADD3 R3, R3, -0x1, RZ",
+        "ISETP.NE.AND P0, PT, R3, RZ, PT", "@P0 BRA `(.L_loop)",
+        ".L_done:", "STG.E [R4.64], R2", "EXIT", ".L_end:", "BRA `(.L_end)"]
+# The same with a ballot after the loop: a collective, so the program runs in turns.
+VOTED = LOOP[:-4] + ["VOTE.ANY R6, PT, PT", "STG.E [R4.64], R2", "EXIT", ".L_end:", "BRA `(.L_end)"]
+
+
+def program(lines):
+    return load_program("k:\n.text.k:\n" + listing(lines), "k")
+
+
+def opcodes(spirv: bytes) -> list[str]:
+    names = {code: name for name, code in OP.items()}
+    words = struct.unpack(f"<{len(spirv) // 4}I", spirv)
+    out, at = [], 5
+    while at < len(words):
+        out.append(names.get(words[at] & 0xFFFF, str(words[at] & 0xFFFF)))
+        at += words[at] >> 16
+    return out
+
+
+def test_turns_is_registered_and_the_default():
+    assert "turns" in STRATEGIES and STRATEGIES["turns"] is warp_for
+    shader = translate(program(LOOP), BLOCK)
+    assert shader.spirv == translate(program(LOOP), BLOCK, strategy="turns").spirv
+
+
+def test_an_unknown_strategy_is_refused_naming_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown translation strategy 'nope'; known: turns"):
+        translate(program(LOOP), BLOCK, strategy="nope")
+
+
+def test_the_turns_strategy_makes_free_or_turns_warp_state_by_mode():
+    for lines, mode, kind in ((LOOP, None, FreeWarp), (LOOP, "turns", TurnsWarp), (VOTED, None, TurnsWarp)):
+        emitter = Emitter(program(lines), BLOCK, 1024, mode)
+        assert type(emitter.warp) is kind, (mode, type(emitter.warp))
+
+
+def test_free_mode_has_no_barrier_and_turns_mode_votes_with_one():
+    prog = program(LOOP)
+    assert prog.for_block(BLOCK).mode == "free" and program(VOTED).for_block(BLOCK).mode == "turns"
+    free = translate(prog, BLOCK)
+    forced = translate(prog, BLOCK, mode="turns")
+    voted = translate(program(VOTED), BLOCK)
+    assert (free.mode, forced.mode, voted.mode) == ("free", "turns", "turns")
+    assert "ControlBarrier" not in opcodes(free.spirv)
+    assert "ControlBarrier" in opcodes(forced.spirv) and "ControlBarrier" in opcodes(voted.spirv)
+    assert "GroupNonUniformBallot" not in opcodes(free.spirv)
+
+
+@pytest.mark.skipif(shutil.which("spirv-val") is None, reason="needs spirv-val (SPIRV-Tools)")
+@pytest.mark.parametrize("lines, mode", [(LOOP, "free"), (LOOP, "turns"), (VOTED, "turns")])
+def test_both_paths_are_valid_spirv(lines, mode):
+    validate_spirv(translate(program(lines), BLOCK, mode=mode).spirv)
+
+
+def test_both_paths_give_the_interpreters_words(backend):
+    """Free and turns mode of one program (the interpreter runs it in turns), against t % 4
+    added to each word."""
+    words = list(range(100, 164))
+    want = [w + t % 4 for t, w in enumerate(words)]
+    for mode in ("free", "turns"):
+        run = backend.run(LOOP, [words], threads=64, name=f"strategy_{mode}", mode=mode)
+        assert run.outcome == "ok", run.detail
+        assert run.buffers[0] == want, mode
