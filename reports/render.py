@@ -18,7 +18,7 @@ from tabulate import tabulate
 from warpboard.harness.files import write_atomic
 from warpboard.harness.run.results import Status
 
-from . import collect, printf_view
+from . import collect, printf_view, verdict
 from .collect import MISSING, Comparison
 
 # --------------------------------------------------------------------------- helpers
@@ -83,12 +83,13 @@ def _comparison(results: dict[str, Any], baseline: dict[str, Any] | None) -> Com
 
 def terminal(results: dict[str, Any], baseline: dict[str, Any] | None = None,
              tablefmt: str = "simple") -> str:
-    """The scoreboard as a plain-text table, one summary line per device, and (with a
-    baseline) the regressions, fixes and new cases."""
+    """The scoreboard as a plain-text table: the run's counts first, one summary line per
+    device, (with a baseline) the regressions, fixes and new cases, and last the failed and
+    flaky cells with their messages and the commands that reproduce them."""
     board = collect.scoreboard(results)
     rows = [[plain(case)] + [plain(s) for s in row] for case, row in zip(board.index, board.values)]
-    out = [tabulate(rows, headers=["case"] + [plain(d) for d in board.columns],
-                    tablefmt=tablefmt), ""]
+    out = [plain(verdict.summary_line(results)), "",
+           tabulate(rows, headers=["case"] + [plain(d) for d in board.columns], tablefmt=tablefmt), ""]
     width = max((len(d) for d in board.columns), default=0)
     for s in collect.summaries(results):
         out.append(f"{plain(s.device):<{width}}  {plain(s.line())}")
@@ -100,6 +101,7 @@ def terminal(results: dict[str, Any], baseline: dict[str, Any] | None = None,
     cmp = _comparison(results, baseline)
     if cmp is not None:
         out += ["", *_change_lines(cmp, plain)]
+    out += verdict.closing_lines(results, plain)
     return "\n".join(out) + "\n"
 
 
@@ -164,16 +166,22 @@ def _md_changes(cmp: Comparison) -> list[str]:
     return out + [""]
 
 
-def _md_failures(results: dict[str, Any]) -> list[str]:
-    bad = [r for r in collect.failing_cells(results) if collect.is_failure(r["status"])]
-    if not bad:
+def _md_cells(results: dict[str, Any], title: str, cells: list[dict[str, Any]]) -> list[str]:
+    """A section of cells: each with the first line of its message and its command."""
+    if not cells:
         return []
-    out = [f"<details><summary>{len(bad)} failing cells</summary>", ""]
-    for r in bad:
+    out = [f"### {title} ({len(cells)})", ""]
+    for r in cells:
         msg = _first_line(r.get("message") or "")
         out.append(f"- {md(r['case'])} on {md(r['device'])}: **{md(r['status'])}**"
                    + (f" — {md(msg)}" if msg else ""))
-    return out + ["", "</details>", ""]
+        out.append(f"  `{verdict.repro_command(results, r)}`")
+    return out + [""]
+
+
+def _md_stale(results: dict[str, Any]) -> list[str]:
+    lines = verdict.stale_lines(results, md)
+    return [f"### Stale expectations ({len(lines)})", "", *(f"- {line}" for line in lines), ""] if lines else []
 
 
 def _md_printf(results: dict[str, Any]) -> list[str]:
@@ -191,14 +199,20 @@ def _md_printf(results: dict[str, Any]) -> list[str]:
 
 
 def markdown(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
-    """A GitHub-flavoured markdown scoreboard: device legend, cases x devices table with
-    a pass-count row, failing cells, and (with a baseline) Regressions / Fixes / New
-    cases sections."""
-    out = _md_header(results) + _md_legend(results) + _md_matrix(results)
+    """A GitHub-flavoured markdown scoreboard, what needs a look first: the run's counts,
+    (with a baseline) Regressions / Fixes / New cases, the failed and flaky cells with the
+    commands that reproduce them, stale expectations; then, collapsed, the device legend and
+    the cases x devices table with a pass-count row."""
+    out = _md_header(results) + [f"**{md(verdict.summary_line(results))}**", ""]
     cmp = _comparison(results, baseline)
     if cmp is not None:
         out += _md_changes(cmp)
-    out += _md_failures(results)
+    out += _md_cells(results, "Failed cells", verdict.failed(results))
+    out += _md_cells(results, "Flaky cells", verdict.flaky(results))
+    out += _md_stale(results)
+    board = collect.scoreboard(results)
+    out += [f"<details><summary>Scoreboard: {len(board.index)} cases x {len(board.columns)} devices"
+            "</summary>", ""] + _md_legend(results) + _md_matrix(results) + ["</details>", ""]
     out += _md_printf(results)
     out += [f"> {md(n)}" for n in results.get("notes", [])]
     return "\n".join(out).rstrip() + "\n"

@@ -75,7 +75,7 @@ class CaseBuilder:
 
     def write(self, case_id: str, *, sass: str = EXIT_ONLY, listing_file: str | None = None,
               buffers: list[dict] | None = None, grid=1, block=32, params: list[dict] | None = None,
-              provenance: dict | None = None, **top) -> Path:
+              provenance: dict | None = None, constants: list[dict] = (), **top) -> Path:
         """A case from its parts. The listing goes inline unless ``listing_file`` names a
         file to write it to; buffers default to one ``out`` word expected to stay 0; params
         default to each buffer in order; ``top`` adds top-level keys (kernel, step_budget...)."""
@@ -96,6 +96,7 @@ class CaseBuilder:
         text += "\n" + toml_table("launch", {"grid": grid, "block": block})
         text += "".join("\n" + toml_table("[buffers]", b) for b in buffers)
         text += "".join("\n" + toml_table("[params]", p) for p in params)
+        text += "".join("\n" + toml_table("[constants]", c) for c in constants)
         return self.write_text(case_id, text, files)
 
     def copy(self, case_id: str, as_id: str | None = None, edit=None) -> Path:

@@ -17,6 +17,7 @@ from . import abi
 from .emit.emitter import STRATEGIES, Shader, translate
 from .errors import TRAP, BadPc, Fault, Livelock, ProgramError, SassSyntaxError, TranslatorError, UnsupportedInstruction
 from .interp.machine import Interpreter, Memory
+from .ir.constants import ConstantRead, constant_reads
 from .ir.program import Program, decode, load_program
 from .sass.listing import ANONYMOUS, parse_listing
 from .sass.operands import clear_caches
@@ -25,5 +26,5 @@ from .values.vprintf import PrintfOutput, PrintfRecord
 
 __all__ = ["abi", "vprintf", "translate", "Shader", "STRATEGIES", "Interpreter", "Memory", "Program",
            "decode", "load_program", "parse_listing", "ANONYMOUS", "clear_caches", "PrintfOutput",
-           "PrintfRecord", "TranslatorError", "SassSyntaxError", "UnsupportedInstruction", "ProgramError",
+           "PrintfRecord", "ConstantRead", "constant_reads", "TranslatorError", "SassSyntaxError", "UnsupportedInstruction", "ProgramError",
            "Fault", "Livelock", "BadPc", "TRAP"]

@@ -20,52 +20,28 @@ from typing import Callable, Sequence
 
 from tabulate import tabulate
 
-from warpboard.harness.case.expectations import load_expectations
 from warpboard.harness.case.model import (
     MAX_BLOCK_DIMS,
     MAX_BLOCK_THREADS,
     MAX_SHARED_BYTES,
-    MAX_STEP_BUDGET,
     CaseError,
     read_text,
-    scan_cases,
 )
 from warpboard.harness.files import OutputError, output_problem, write_atomic
 from warpboard.harness.fuzz import cli as fuzz_cli
 from warpboard.harness.fuzz import merge as fuzz_merge
 from warpboard.harness.fuzz import reduce as fuzz_reduce
-from warpboard.harness.run import devices, engine
-from warpboard.harness.run.results import Status
+from warpboard.harness.run import devices
 from warpboard.harness.tools import bench, corpus, mufu_rates, newcase, truth
 from warpboard.reports import cli as reports_cli
-from warpboard.reports import render
 from warpboard.reports.render import plain
+
+from .args import INTERRUPTED, UsageError, bounded
+from .run_cmd import add_run_arguments, cmd_run
 from warpboard.translator import TranslatorError, load_program, translate
 
-EXPECTATIONS = "ci/expectations.txt"
 DESCRIPTION = ("Run SM86 SASS cases on every Vulkan device and the CPU reference interpreter; "
                "render, merge and compare the scoreboards; translate, measure and write cases.")
-
-
-MAX_TIMEOUT_S = 24 * 3600
-MAX_REPEAT = 100
-INTERRUPTED = 130                   # the shell's status for a process ended by SIGINT
-
-
-class UsageError(Exception):
-    """A command that cannot run as asked; :func:`main` prints it on one line, exit 2."""
-
-
-def bounded(kind: type, lo, hi, *, above: bool = False) -> Callable[[str], object]:
-    """An argparse type: ``kind`` (int or float) within lo..hi (``above``: strictly above lo)."""
-    def parse(text: str):
-        value = kind(text)          # a ValueError reads "invalid int value: 'x'"
-        if value != value or (value <= lo if above else value < lo) or value > hi:
-            raise argparse.ArgumentTypeError(f"{text} is outside {'(' if above else ''}{lo}..{hi}"
-                                             f"{')' if above else ''}")
-        return value
-    parse.__name__ = kind.__name__
-    return parse
 
 
 class Parser(argparse.ArgumentParser):
@@ -74,103 +50,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-# ------------------------------------------------------------------ run
-def add_run_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``warpboard run``: which cases on which devices, and where the reports go."""
-    p.add_argument("cases", nargs="*", help="case ids or fnmatch patterns (default: every case)")
-    p.add_argument("--root", default="cases", help="the case library (default: cases)")
-    p.add_argument("--device", action="append", help="device id or pattern (repeatable; default: all)")
-    p.add_argument("--no-interp", action="store_true", help="leave out the CPU reference interpreter")
-    p.add_argument("-o", "--output", help="results JSON")
-    p.add_argument("--html", help="HTML page")
-    p.add_argument("--markdown", help="markdown table")
-    p.add_argument("--timeout", type=bounded(float, 0, MAX_TIMEOUT_S, above=True), default=60.0,
-                   help="seconds per case before the worker is killed")
-    p.add_argument("--budget", type=bounded(int, 1, MAX_STEP_BUDGET),
-                   help="step budget (turns per block, or steps per thread)")
-    p.add_argument("--mode", choices=["free", "turns"], help="force a mode (free only for collective-free cases)")
-    p.add_argument("--repeat", type=bounded(int, 1, MAX_REPEAT), default=1,
-                   help="run each cell N times; differing runs are FLAKY")
-    p.add_argument("--expectations", default=EXPECTATIONS if Path(EXPECTATIONS).is_file() else None,
-                   help=f"per-device expected failures (XFAIL); default {EXPECTATIONS}")
-    p.add_argument("--strict", action="store_true", help="exit 1 when any cell is a failure")
-    p.add_argument("--jobs", type=bounded(int, 0, 1024), default=0,
-                   help="worker processes, each column's cases dealt out among them (default: CPU count)")
-    p.add_argument("-v", "--verbose", action="store_true", help="print every cell as it finishes")
-    return p
-
-
-def cmd_run(args: argparse.Namespace) -> int:
-    """Every selected case on every selected device; print the table and write the reports."""
-    outputs = {"json": args.output, "html": args.html, "markdown": args.markdown}
-    for path in filter(None, outputs.values()):
-        if problem := output_problem(path):
-            raise UsageError(problem)
-    cases, broken = _select_cases(args.root, args.cases)
-    expectations = _load_expectations(args.expectations)
-    configs = _select_devices(args.device)
-    options = engine.Options(timeout_s=args.timeout, budget=args.budget, mode=args.mode)
-    progress = _progress((len(cases) + len(broken)) * (len(configs) + (0 if args.no_interp else 1)), args.verbose)
-    doc = engine.run_matrix(cases, configs, interp=not args.no_interp, options=options, root=args.root,
-                            expectations=expectations, repeat=args.repeat, progress=progress, broken=broken,
-                            jobs=args.jobs)
-    print(render.terminal(doc))
-    for kind, path in outputs.items():
-        if path:
-            write_atomic(path, json.dumps(doc, indent=1) if kind == "json" else getattr(render, kind)(doc))
-    if doc.get("partial"):
-        print(f"warpboard run: interrupted; {len(doc['results'])} finished cells kept", file=sys.stderr)
-        return INTERRUPTED
-    failed = any(Status(r["status"]).is_failure for r in doc["results"])
-    return 1 if failed and args.strict else 0
-
-
-def _select_cases(root: str, patterns: list[str]) -> tuple[list, list]:
-    """The cases the patterns select and the selected files that did not load."""
-    try:
-        cases, broken = scan_cases(root, patterns or None)
-    except CaseError as exc:
-        raise UsageError(str(exc)) from None
-    if not cases and not broken:
-        raise UsageError(f"no case in {root} matches {' '.join(patterns)}" if patterns
-                         else f"no case files in {root}")
-    return cases, broken
-
-
-def _load_expectations(path: str | None):
-    if path is None:
-        return None
-    try:
-        return load_expectations(path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the expectations: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _select_devices(patterns: list[str] | None) -> list:
-    """The device configurations ``--device`` names (``none``: the interpreter only)."""
-    if patterns == ["none"]:
-        return []
-    try:
-        return devices.select(devices.discover(), patterns)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _progress(total: int, verbose: bool) -> Callable:
-    """A callback that prints a finished cell to stderr: every one, or (not verbose) the failures."""
-    done = 0
-
-    def progress(r) -> None:
-        nonlocal done
-        done += 1
-        if verbose or r.status.is_failure:
-            print(f"[{done}/{total}] {plain(r.device):14s} {r.status.value:11s} {plain(r.case)}  "
-                  f"{plain(r.message[:120])}", file=sys.stderr, flush=True)
-    return progress
 
 
 # ------------------------------------------------------------------ devices, translate

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from warpboard.translator import abi
 
 CASE_BANKS = (2, 3)             # banks a case file carries (see cases/README.md, [[constants]])
+BANK_LIMIT = abi.BANK_BYTES      # bytes a case's bank can hold
 _SECTION = re.compile(r"^\.nv\.constant(\d+)(?:\.(.+))?$")
 _NOBITS = 8
 _SYMTAB, _REL = 2, 9
@@ -157,4 +158,23 @@ def _strings(body: bytes, syms: list[Symbol], init: int) -> list[tuple[int, str]
             out.append((sym.value, raw[:-1].decode("utf-8")))
         except UnicodeDecodeError:
             continue
+    return out
+
+
+def kernel_constants(data: bytes, kernel: str) -> list[tuple[int, int, tuple[int, ...]]]:
+    """The [[constants]] tables of a kernel, from its cubin: banks 2 and 3 (``__constant__``
+    data, nvcc's own tables) and bank 4 (pointers to printf's strings and to vprintf,
+    resolved), as (bank, byte offset, words). CubinError where the image cannot be read."""
+    try:
+        banks = constant_banks(data, kernel)
+        bank4, _ = bank4_and_strings(data)
+    except (ValueError, struct.error) as e:
+        raise CubinError(str(e)) from None
+    if any(bank4):
+        banks[4] = bank4
+    out = []
+    for bank, body in sorted(banks.items()):
+        if len(body) > BANK_LIMIT:
+            raise CubinError(f"constant bank {bank} holds {len(body)} bytes; a case has room for {BANK_LIMIT}")
+        out += [(bank, offset, words) for offset, words in bank_words(body)]
     return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from . import cubin as cubin_file
 from . import printf as case_printf
 from .fields import (
     MAX_FILE_BYTES,
@@ -48,7 +49,7 @@ PROVENANCE_KINDS = ("chip", "derived", "pending")
 
 TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
             "step_budget", "provenance", "launch", "buffers", "params", "constants",
-            "strings", "printf")
+            "strings", "printf", "cubin")
 PROVENANCE_KEYS = ("expected", "recorded_on", "listing", "derivation")
 LAUNCH_KEYS = ("grid", "block", "shared_bytes")
 BUFFER_KEYS = ("name", "words", "init", "expected", "compare")
@@ -57,6 +58,7 @@ PARAM_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64}
 CONSTANT_KEYS = ("bank", "offset", "words")
 CONSTANT_BANKS = (1, 4)          # banks a case may fill (0 is the launch's: see translator.abi)
 CONSTANT_BANK_BYTES = 0x1000     # translator.abi.BANK_BYTES
+MAX_CUBIN_BYTES = 64 << 20       # a cubin a case takes its constant banks from
 
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -178,6 +180,8 @@ def load_case(path: str | Path, root: str | Path | None = None) -> Case:
     params = tuple(_param(loc, t, i, buffers)
                    for i, t in enumerate(top.tables("params", required=False)))
     constants = tuple(_constants(loc, t, i) for i, t in enumerate(top.tables("constants", required=False)))
+    constants += _cubin_constants(top, file_beside(top, path, "cubin", confine), kernel or (listing_kernels(listing_text) or [""])[0],
+                                  {bank for bank, _, _ in constants})
     strings, printf_expected = _printf(loc, top, len(buffers))
     return Case(id=_case_id(path, root), path=path, name=name, summary=summary, tags=tags,
                 kernel=kernel, listing_text=listing_text, listing_path=listing_path,
@@ -329,6 +333,19 @@ def _param(loc: Locator, data: dict, index: int, buffers: tuple[BufferSpec, ...]
                                   f"(buffers: {', '.join(names)})")
         return Param("buffer", name)
     return Param(kind, c.uint(kind, data[kind], c.name(kind), PARAM_BITS[kind]))
+
+
+def _cubin_constants(top: Checker, cubin: Path | None, kernel: str, given: set[int]) -> tuple:
+    """The banks the kernel's cubin holds (``cubin = "k.cubin"``), but those [[constants]] give."""
+    if cubin is None:
+        return ()
+    if cubin.stat().st_size > MAX_CUBIN_BYTES:
+        raise top.err("cubin", f"cubin: {cubin} is over {MAX_CUBIN_BYTES} bytes")
+    try:
+        tables = cubin_file.kernel_constants(cubin.read_bytes(), kernel)
+    except cubin_file.CubinError as e:
+        raise top.err("cubin", f"cubin: {cubin} cannot be read: {e}") from None
+    return tuple(t for t in tables if t[0] not in given)
 
 
 def _constants(loc: Locator, data: dict, index: int) -> tuple[int, int, tuple[int, ...]]:

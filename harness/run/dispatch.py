@@ -19,12 +19,13 @@ from warpboard.translator import (
     Program,
     Shader,
     abi,
+    constant_reads,
     load_program,
     translate,
     vprintf,
 )
 
-from ..case.model import Case
+from ..case.model import Case, CaseError
 from . import cache
 from .results import Outcome
 
@@ -75,8 +76,10 @@ class GlobalMemory:
 
 
 def prepare(case: Case, budget: int | None = None) -> Prepared:
-    """Parse and decode the case's kernel and build its constant bank and buffers."""
+    """Parse and decode the case's kernel and build its constant bank and buffers; a CaseError
+    where the kernel reads a constant the case does not give (:func:`check_constants`)."""
     program = load_program(case.listing_text, case.kernel, str(case.listing_path), case.listing_line, case.block)
+    check_constants(case, program)
     launch = abi.Launch(case.grid, case.block)
     names = [b.name for b in case.buffers]
     params = [("u64", abi.buffer_address(names.index(p.value))) if p.kind == "buffer" else (p.kind, p.value)
@@ -86,6 +89,28 @@ def prepare(case: Case, budget: int | None = None) -> Prepared:
         buffers += [b""] * (abi.GLOBAL_DATA_SLOT - len(buffers)) + [case.global_data]
     return Prepared(case, program, launch, abi.constant_bank(launch, params, case.constants), buffers,
                     budget or case.step_budget or abi.DEFAULT_BUDGET)
+
+
+def check_constants(case: Case, program: Program) -> None:
+    """Every read of constant banks 1-4 starts in a word the case's ``[[constants]]`` give (a
+    register-indexed read: in a bank it gives at all). Bank 0 is the launch's (abi). The rest of
+    a pair past a table's end reads 0, as past the end of a cubin's bank section; a read that
+    starts outside every table would be a silent 0, so it is an error naming the instruction."""
+    given: dict[int, set[int]] = {}
+    for bank, offset, words in case.constants:
+        given.setdefault(bank, set()).update(offset + 4 * k for k in range(len(words)))
+    for read in constant_reads(program.insts):
+        if read.bank == 0:
+            continue
+        have = given.get(read.bank, set())
+        if (read.offset is None and have) or (read.offset is not None and read.offset & ~3 in have):
+            continue
+        at = "at an offset held in a register" if read.offset is None else f"at {read.offset:#x}"
+        raise CaseError(
+            f"{read.where}: '{read.text}' reads constant bank {read.bank} {at}, which {case.path} does not "
+            f"give (it would read 0): add a [[constants]] table (bank = {read.bank}) with the words the "
+            f"kernel's cubin holds there, or make the case with `warpboard new-case`, which reads the "
+            f"banks from the cubin")
 
 
 def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,

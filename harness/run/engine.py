@@ -14,12 +14,13 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 
 from warpboard.translator import TranslatorError, UnsupportedInstruction
 
-from ..case.model import BrokenCase, Case, load_case
+from ..case.expectations import Expectations
+from ..case.model import BrokenCase, Case, CaseError, load_case
 from . import compare, printf
 from .dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
 from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
@@ -31,15 +32,35 @@ INTERP_DEVICE = {"id": INTERP, "name": "CPU reference interpreter", "driver_name
 WORKER_OUTCOME = {"timeout": Outcome.TIMEOUT, "crash": Outcome.CRASH}   # a worker reply's kind
 
 
+COST_FACTOR = 4                     # a case's watchdog: this many times its recorded cost ...
+
+
 @dataclass
 class Options:
-    timeout_s: float = 60.0         # watchdog per case (the worker is killed past it)
+    timeout_s: float = 60.0         # ... but never less than this (the worker is killed past it)
     budget: int | None = None       # step budget override
     mode: str | None = None         # force "free" or "turns"
+    retries: int = 1                # a failing cell runs again this often; failed, then passed: FLAKY
+    costs: dict[str, float] = field(default_factory=dict)   # case id -> recorded seconds (ci/costs.json)
     target: str = "warpboard.harness.run.engine:worker_run"   # what the worker calls (tests inject failures here)
 
-    def for_worker(self) -> dict:
-        return {"timeout_s": self.timeout_s, "budget": self.budget, "mode": self.mode}
+    def timeout_for(self, case_id: str) -> float:
+        """The watchdog of one case: COST_FACTOR times its recorded cost, at least timeout_s."""
+        return max(self.timeout_s, COST_FACTOR * self.costs.get(case_id, 0.0))
+
+    def for_worker(self, case_id: str = "") -> dict:
+        return {"timeout_s": self.timeout_for(case_id), "budget": self.budget, "mode": self.mode}
+
+
+@dataclass
+class Lists:
+    """The cell lists of a run (harness.case.expectations): fails, flakes and skips."""
+    expectations: Expectations | None = None
+    flakes: Expectations | None = None
+    skips: Expectations | None = None
+
+    def expected(self, case: str, device: str) -> Status | None:
+        return self.expectations.expected(case, device) if self.expectations else None
 
 
 def run_case(case: Case, device_id: str, device=None, options: Options | None = None) -> CaseResult:
@@ -60,7 +81,7 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
         _record(case, raw, result)
     except (UnsupportedInstruction, _BeyondDevice) as exc:
         result.outcome, result.message = Outcome.UNSUPPORTED.value, str(exc)
-    except TranslatorError as exc:
+    except (TranslatorError, CaseError) as exc:
         result.outcome, result.message = Outcome.ERROR.value, str(exc)
     except Exception as exc:  # noqa: BLE001 - every failure is a cell, with its traceback
         timed_out = type(exc).__name__ == "VkTimeout"
@@ -153,7 +174,7 @@ class _Stop:
 
 
 def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: Options | None = None,
-               root: str | None = None, expectations=None, repeat: int = 1,
+               root: str | None = None, lists: Lists | None = None, repeat: int = 1,
                progress=None, broken: list[BrokenCase] = (), jobs: int = 0) -> dict:
     """Every case on every device configuration (and the interpreter); a results document.
 
@@ -161,11 +182,13 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     process with its own device, and the shares of all columns interleave: a driver compiles
     on the CPU, so one worker per device would leave a many-core machine idle.
 
-    A case file that did not load (``broken``) is an ERROR row on every column. Ctrl-C
-    (KeyboardInterrupt) stops the workers; the document then holds the cells that finished
-    and says ``"partial": true``.
+    A case file that did not load (``broken``) is an ERROR row on every column. A failing cell
+    runs again (``options.retries``); ``lists`` says which cells are expected to fail, are
+    known flakes, or are skipped, and the document lists the expectations that no longer
+    fail. Ctrl-C (KeyboardInterrupt) stops the workers; the document then holds the cells that
+    finished and says ``"partial": true``.
     """
-    options = options or Options()
+    options, lists = options or Options(), lists or Lists()
     columns = [(c.id, c.index, c.env, c.info.subgroup_size) for c in configs]
     if interp:
         columns.append((INTERP, None, {}, 32))
@@ -177,7 +200,7 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     shares = [(col, out, cases[i::jobs]) for i in range(jobs) for col, out in zip(columns, per_device)
               if cases[i::jobs]]
     pool = ThreadPoolExecutor(max(1, min(len(shares), jobs)))
-    futures = [pool.submit(_run_column, share, col, options, root, repeat, expectations, progress, out, stop)
+    futures = [pool.submit(_run_column, share, col, options, root, repeat, lists, progress, out, stop)
                for col, out, share in shares]
     try:
         while wait(futures, timeout=0.5).not_done:
@@ -192,27 +215,69 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     results = [r for column in per_device for r in sorted(column, key=lambda r: order[r.case])]
     results += failed_loads
     devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
-    return document(cases, devices, results, broken, partial=stop.event.is_set())
+    doc = document(cases, devices, results, broken, partial=stop.event.is_set())
+    doc["run"] = {"root": root, "mode": options.mode, "budget": options.budget, "timeout_s": options.timeout_s,
+                  "retries": options.retries, "repeat": repeat}
+    if lists.expectations and not stop.event.is_set():
+        doc["stale_expectations"] = lists.expectations.stale({(r.case, r.device): r.status for r in results})
+    return doc
 
 
-def _run_column(cases, column, options: Options, root, repeat: int, expectations,
+def _run_column(cases, column, options: Options, root, repeat: int, lists: Lists,
                 progress, out: list, stop: _Stop) -> None:
     """One share of a device's cells, appended to ``out`` as they finish, until done or stopped."""
     device_id, index, env, subgroup = column
     with Worker(env, device_id) as worker:
         stop.workers.append(worker)
         for case in cases:
-            runs = []
-            for _ in range(max(1, repeat)):
-                runs.append(run_in_worker(worker, case, device_id, index, options, root))
-                if stop.event.is_set():
-                    return              # the cell in progress was killed: it did not finish
-            result = _fold_repeats(runs, expectations.expected(case.id, device_id) if expectations else None)
+            result = _skipped(lists, case, device_id) or _run_cell(worker, case, column, options, root, repeat,
+                                                                    lists, stop)
+            if result is None:
+                return              # the cell in progress was killed: it did not finish
             if result.subgroup_size is None:
                 result.subgroup_size = subgroup
             out.append(result)
             if progress:
                 progress(result)
+
+
+def _run_cell(worker, case: Case, column, options: Options, root, repeat: int, lists: Lists,
+              stop: _Stop) -> CaseResult | None:
+    """One cell: its repeats, a retry while it fails, then the flakes list; None if stopped.
+
+    A cell that fails and then passes on a retry is FLAKY (deqp-runner's "Flake"): listed at
+    the end of the run, not a failure. One that fails again keeps its first failure."""
+    device_id, index = column[0], column[1]
+    expected, runs = lists.expected(case.id, device_id), []
+    for _ in range(max(1, repeat)):
+        runs.append(run_in_worker(worker, case, device_id, index, options, root))
+        if stop.event.is_set():
+            return None
+    result = _fold_repeats(runs, expected)
+    for _ in range(options.retries):
+        if not result.status.is_failure or result.status is Status.XPASS:
+            break
+        again = run_in_worker(worker, case, device_id, index, options, root)
+        if stop.event.is_set():
+            return None
+        if not decide(again.run, expected).is_failure:
+            result.status = Status.FLAKY
+            result.message = (f"failed, then passed on retry ({_statuses(runs, expected)} -> "
+                              f"{decide(again.run, expected).value}): {result.message}")
+            break
+    flake = lists.flakes.rule_for(case.id, device_id) if lists.flakes else None
+    if flake is not None and result.status.is_failure:
+        result.status = Status.FLAKY
+        result.message = f"a known flake ({flake.where}: {flake.reason or 'listed'}): {result.message}"
+    return result
+
+
+def _skipped(lists: Lists, case: Case, device_id: str) -> CaseResult | None:
+    rule = lists.skips.rule_for(case.id, device_id) if lists.skips else None
+    if rule is None:
+        return None
+    return CaseResult(case.id, device_id, Status.UNSUPPORTED, outcome=Outcome.UNSUPPORTED.value,
+                      message=f"skipped: {rule.where}: {rule.reason or 'listed'}")
 
 
 def _broken_result(broken: BrokenCase, device_id: str) -> CaseResult:
@@ -224,7 +289,7 @@ def run_in_worker(worker, case: Case, device_id: str, index: int | None, options
                   root: str | None = None) -> CaseResult:
     """One cell through a worker: a hang or a crash of the worker becomes TIMEOUT or CRASH."""
     reply = worker.call(options.target, str(case.path), root, index, device_id,
-                        options.for_worker(), timeout_s=options.timeout_s + 10)
+                        options.for_worker(case.id), timeout_s=options.timeout_for(case.id) + 10)
     if reply.ok:
         result = CaseResult.from_json(reply.value)
         if result.status is Status.TIMEOUT:
@@ -239,12 +304,17 @@ def run_in_worker(worker, case: Case, device_id: str, index: int | None, options
 
 
 def _fold_repeats(runs: list[CaseResult], expected=None) -> CaseResult:
-    """One cell from a case's repeated runs on a device and its expectation (see :func:`decide`)."""
-    first, seen = runs[0], sorted({r.status.value for r in runs})
+    """One cell from a case's repeated runs on a device and its expectation (see :func:`decide`);
+    it keeps the first run's detail."""
+    first = replace(runs[0])
     first.status = decide([r.run for r in runs], expected)
     if first.status is Status.FLAKY:
-        first.message = f"differs between {len(runs)} runs: {', '.join(seen)}. {first.message}"
+        first.message = f"differs between {len(runs)} runs: {_statuses(runs, expected)}. {first.message}"
     return first
+
+
+def _statuses(runs: list[CaseResult], expected=None) -> str:
+    return ", ".join(sorted({decide(r.run, expected).value for r in runs}))
 
 
 def _device_json(config) -> dict:

@@ -36,7 +36,7 @@ class Status(str, enum.Enum):
     UNSUPPORTED = "UNSUPPORTED", False, "#9e9e9e", "instruction or feature missing"
     PENDING = "PENDING", False, "#90a4ae", "ran to the end; no expected words yet (record-truth)"
     XPASS = "XPASS", True, "#f9a825", "passes, though expected to fail"
-    FLAKY = "FLAKY", True, "#ef6c00", "differed between repeats"
+    FLAKY = "FLAKY", False, "#ef6c00", "failed, then passed on retry (or differed between repeats)"
     FAIL = "FAIL", True, "#c62828", "buffers differ"
     LIVELOCK = "LIVELOCK", True, "#6a1b9a", "step budget spent"
     FAULT = "FAULT", True, "#ad1457", "access outside every buffer"

@@ -57,19 +57,9 @@ def case_constants(image: bytes, kernel: str, source: Path) -> list[tuple[int, i
     data, nvcc's own tables) and bank 4 (pointers to printf's strings and to vprintf,
     resolved), as (bank, byte offset, words)."""
     try:
-        banks = cubin.constant_banks(image, kernel)
-        bank4, _ = cubin.bank4_and_strings(image)
-    except (cubin.CubinError, ValueError, struct.error) as e:
+        return cubin.kernel_constants(image, kernel)
+    except cubin.CubinError as e:
         raise NewCaseError(f"{source}: the cubin nvcc wrote cannot be read: {e}") from None
-    if any(bank4):
-        banks[4] = bank4
-    out = []
-    for bank, body in sorted(banks.items()):
-        if len(body) > CONSTANT_BANK_BYTES:
-            raise NewCaseError(f"{source}: constant bank {bank} holds {len(body)} bytes; "
-                               f"a case has room for {CONSTANT_BANK_BYTES}")
-        out += [(bank, offset, words) for offset, words in cubin.bank_words(body)]
-    return out
 
 
 def case_strings(image: bytes, source: Path) -> list[tuple[int, str]]:

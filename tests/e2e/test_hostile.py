@@ -201,7 +201,7 @@ def test_escapes_in_case_ids_and_messages_never_reach_the_terminal(make_case, ca
     make_case.write("basic/red\x1b[31mALERT\x1b]0;title\x07",
                     buffers=[{"name": "out", "words": 1, "init": 0, "expected": [1]}])
     make_case.write_text("basic/bad", "name = 'x\x1b[2J'\nsummary = 3\n")
-    assert run_cli("run", "-v", "--device", "none", "--root", make_case.root) == 0
+    assert run_cli("run", "-v", "--device", "none", "--root", make_case.root) == 1      # a FAIL and an ERROR
     captured = capsys.readouterr()
     for stream in (captured.out, captured.err):
         assert "\x1b" not in stream and "\x07" not in stream
@@ -267,7 +267,7 @@ def test_a_bad_case_file_is_an_error_row_and_the_others_run(library, make_case, 
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(text if isinstance(text, bytes) else text.encode())
     out = tmp_path / "r.json"
-    assert run_cli("run", "--device", "none", "--root", library, "-o", out) == 0
+    assert run_cli("run", "--device", "none", "--root", library, "-o", out) == 1       # the broken rows
     cells = {r["case"]: r for r in json.loads(out.read_text())["results"]}
     assert {c: r["status"] for c, r in cells.items() if c.startswith("basic/")} == \
         {"basic/a": "PASS", "basic/b": "PASS", "basic/c": "PASS"}
@@ -434,7 +434,7 @@ def test_devices_report_their_uuids(vulkan_infos):
 
 
 # ================================================================ 11. CI can go red
-def test_ci_runs_the_tests_and_a_strict_scoreboard():
+def test_ci_runs_the_tests_and_a_scoreboard_that_can_fail():
     workflow = (ROOT / "ci" / "scoreboard.yml").read_text()
     assert (ROOT / ".github" / "workflows" / "scoreboard.yml").read_text() == workflow
     runs = [line.split("run:", 1)[1].strip() for line in workflow.splitlines()
@@ -442,14 +442,15 @@ def test_ci_runs_the_tests_and_a_strict_scoreboard():
     assert "make test" in runs and "make scoreboard" in runs
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile.split("\nscoreboard:", 1)[1].split("\n\n", 1)[0]
-    assert "warpboard run --strict" in recipe
+    assert "warpboard run " in recipe and "--exit-zero" not in recipe
+    assert "always()" not in workflow.replace("`always()`", "")     # !cancelled(): a cancelled run stops
 
 
-def test_strict_fails_on_a_cell_that_is_neither_pass_nor_expected(make_case, tmp_path):
+def test_run_fails_on_a_cell_that_is_neither_pass_nor_expected(make_case, tmp_path):
     make_case.write("basic/wrong", buffers=[{"name": "out", "words": 1, "init": 0, "expected": [1]}])
     expectations = tmp_path / "expectations.txt"
     expectations.write_text("")
     argv = ["run", "--device", "none", "--root", make_case.root, "--expectations", expectations]
-    assert run_cli(*argv, "--strict") == 1
+    assert run_cli(*argv) == 1 and run_cli(*argv, "--exit-zero") == 0
     expectations.write_text("interp basic/wrong FAIL\n")
-    assert run_cli(*argv, "--strict") == 0
+    assert run_cli(*argv) == 0

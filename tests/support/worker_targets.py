@@ -84,3 +84,20 @@ def pid_cell(case_path, root, index, device_id, options) -> dict:
     """A PASS cell whose message is the worker's pid (which process ran the case)."""
     case = os.path.basename(case_path).removesuffix(".toml")
     return CaseResult(case, device_id, Status.PASS, message=str(os.getpid()), outcome=Outcome.OK.value).to_json()
+
+
+def scripted_cell(case_path, root, index, device_id, options) -> dict:
+    """A cell whose outcomes are scripted by its case path, ``/dir/<name>.<o1>-<o2>-....toml``
+    (each ``ok`` or ``fail``): the n-th call for that path ends with the n-th outcome (the last
+    one repeats). Calls are counted in files under ``dir``, across worker processes."""
+    stem = os.path.basename(case_path).removesuffix(".toml")
+    name, _, script = stem.partition(".")
+    outcomes = script.split("-")
+    counter = os.path.join(os.path.dirname(case_path), f"{stem}.{device_id}.calls")
+    calls = int(open(counter).read()) if os.path.exists(counter) else 0
+    with open(counter, "w") as f:
+        f.write(str(calls + 1))
+    ok = outcomes[min(calls, len(outcomes) - 1)] == "ok"
+    result = CaseResult(name, device_id, Status.PASS if ok else Status.FAIL, outcome=Outcome.OK.value,
+                        message="" if ok else f"call {calls + 1} failed", mismatch_count=0 if ok else 1)
+    return result.to_json()

@@ -30,6 +30,7 @@ from warpboard.translator.sass.listing import parse_listing
 from warpboard.translator.sass.printer import format_instruction
 from warpboard.translator.values import vprintf
 
+from support.elf import make_elf
 from support.paths import ROOT
 
 PRINTF_CASES = sorted(p.stem for p in (ROOT / "cases" / "printf").glob("*.toml"))
@@ -217,44 +218,13 @@ def test_new_case_resolves_bank_4_and_keeps_the_strings(tmp_path):
     assert printed(run.printf, run.memory().string).lines() == [(t, f"t={t}") for t in range(4)]
 
 
-def test_bank_4_relocations_are_resolved_from_the_elf(tmp_path):
+def test_bank_4_relocations_are_resolved_from_themake_elf(tmp_path):
     """A cubin made by hand: .nv.constant4 with two 64-bit relocations, to a string of
     .nv.global.init and to vprintf, and one to a symbol nothing resolves."""
-    image = _elf({".nv.constant4": bytes(24), ".nv.global.init": b"ab\0%d\n\0"},
+    image = make_elf({".nv.constant4": bytes(24), ".nv.global.init": b"ab\0%d\n\0"},
                  [("$str", ".nv.global.init", 0, 3), ("$str$1", ".nv.global.init", 3, 4),
                   ("vprintf", None, 0, 0), ("elsewhere", None, 0, 0)],
                  [(0, "vprintf"), (8, "$str$1"), (16, "elsewhere")])
     bank, strings = cubin.bank4_and_strings(image)
     assert struct.unpack("<3Q", bank) == (VPRINTF, abi.global_data_address(3), 0)
     assert strings == [(0, "ab"), (3, "%d\n")]
-
-
-def _elf(sections: dict[str, bytes], syms, rels) -> bytes:
-    """A little-endian ELF64 with ``sections``, a symbol table and .rel.nv.constant4."""
-    names = list(sections) + [".symtab", ".strtab", ".rel.nv.constant4", ".shstrtab"]
-    strtab = b"\0" + b"".join(s[0].encode() + b"\0" for s in syms)
-    symtab = bytes(24)
-    for k, (name, section, value, size) in enumerate(syms):
-        name_off = strtab.index(name.encode() + b"\0")
-        shndx = 1 + names.index(section) if section else 0
-        symtab += struct.pack("<IBBHQQ", name_off, 0, 0, shndx, value, size)
-    sym_index = {s[0]: k + 1 for k, s in enumerate(syms)}
-    rel = b"".join(struct.pack("<QQ", off, sym_index[name] << 32 | cubin.R_CUDA_64) for off, name in rels)
-    shstr = b"\0" + b"".join(n.encode() + b"\0" for n in names)
-    bodies = list(sections.values()) + [symtab, strtab, rel, shstr]
-    kinds = [1] * len(sections) + [2, 3, 9, 3]
-    links = [0] * len(sections) + [2 + names.index(".strtab") - 1, 0, 0, 0]
-    data, offsets = bytearray(64), []
-    for body in bodies:
-        offsets.append(len(data))
-        data += body
-    shoff = len(data)
-    data += bytes(64)
-    for k, body in enumerate(bodies):
-        name_off = shstr.index(names[k].encode() + b"\0")
-        data += struct.pack("<IIQQQQIIQQ", name_off, kinds[k], 0, 0, offsets[k], len(body), links[k], 0, 1, 0)
-    data[:4] = b"\x7fELF"
-    data[4], data[5] = 2, 1
-    struct.pack_into("<Q", data, 0x28, shoff)
-    struct.pack_into("<HHH", data, 0x3A, 64, len(bodies) + 1, len(bodies))
-    return bytes(data)

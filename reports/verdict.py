@@ -1,0 +1,87 @@
+"""What a run comes to, for every view alike: the counts at the top of each report, the failed
+and flaky cells with their full messages and the command that reproduces each, and the
+expectations that no longer fail.
+
+Like pytest, lit and deqp-runner, a report starts with the counts and ends with the failures;
+each failure names the one ``warpboard run`` that runs that cell again.
+"""
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from typing import Any
+
+from warpboard.harness.run.results import Status
+
+from . import collect
+
+INTERP = "interp"
+
+
+def counts(results: dict[str, Any]) -> Counter:
+    """Cells per status over the whole run."""
+    return Counter(r["status"] for r in collect.cells(results).values())
+
+
+def summary_line(results: dict[str, Any]) -> str:
+    """``633 cells on 4 devices: 620 PASS, 12 XFAIL, 1 FAIL``, failures last."""
+    found = counts(results)
+    order = [s.value for s in sorted(Status, key=lambda s: (s.is_failure, list(Status).index(s)))]
+    parts = [f"{found[s]} {s}" for s in order if found.get(s)]
+    n_dev = len(collect.device_ids(results))
+    return (f"{sum(found.values())} cells on {n_dev} device{'s' * (n_dev != 1)}: "
+            + (", ".join(parts) or "none ran"))
+
+
+def failed(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cells whose status is a failure, in scoreboard order."""
+    return [r for r in collect.failing_cells(results) if collect.is_failure(r["status"])]
+
+
+def flaky(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cells that failed and then passed (or differed between repeats)."""
+    return [r for r in collect.failing_cells(results) if r["status"] == Status.FLAKY.value]
+
+
+def repro_command(results: dict[str, Any], cell: dict[str, Any]) -> str:
+    """The ``warpboard run`` that runs this one cell again, with the run's own options."""
+    device = "none" if cell["device"] == INTERP else cell["device"]
+    args = ["warpboard", "run", cell["case"], "--device", device]
+    run = results.get("run") or {}
+    if run.get("root") not in (None, "cases"):
+        args += ["--root", str(run["root"])]
+    for key, flag in (("mode", "--mode"), ("budget", "--budget")):
+        if run.get(key) is not None:
+            args += [flag, str(run[key])]
+    return shlex.join(args + ["-v"])
+
+
+def cell_lines(results: dict[str, Any], cells: list[dict[str, Any]], quote) -> list[str]:
+    """Each cell: ``case on device: STATUS``, its whole message indented, the command."""
+    out = []
+    for r in cells:
+        out.append(f"{quote(r['case'])} on {quote(r['device'])}: {quote(r['status'])}")
+        out += [f"    {quote(line)}" for line in (r.get("message") or "").strip().splitlines()]
+        out.append(f"    $ {quote(repro_command(results, r))}")
+    return out
+
+
+def stale(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Expectation rules whose every cell in this run passed (see harness.case.expectations)."""
+    return list(results.get("stale_expectations") or [])
+
+
+def stale_lines(results: dict[str, Any], quote) -> list[str]:
+    return [f"{quote(s['where'])}: '{quote(s['rule'])}' no longer fails: "
+            f"{quote(', '.join(s['cells']))} passed" for s in stale(results)]
+
+
+def closing_lines(results: dict[str, Any], quote) -> list[str]:
+    """The end of a plain-text report: failed cells, flaky cells, stale expectations."""
+    out = []
+    for title, cells in (("Failed cells", failed(results)), ("Flaky cells", flaky(results))):
+        if cells:
+            out += ["", f"{title} ({len(cells)}):", *cell_lines(results, cells, quote)]
+    if stale(results):
+        out += ["", f"Stale expectations ({len(stale(results))}):", *(f"  {s}" for s in stale_lines(results, quote))]
+    return out
