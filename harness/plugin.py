@@ -1,12 +1,18 @@
-"""pytest plugin (entry point ``pytest11``): ``pytest cases/`` runs every case on every device.
+"""pytest plugin: ``pytest --wb-cases cases`` runs every case of the library on every device.
+
+Installed with warpboard (entry point ``pytest11``) but **off until asked for**: it collects
+nothing and changes nothing unless the case root is named, by ``--wb-cases ROOT`` or the ini
+key ``warpboard_cases = ROOT``; then only ``*.toml`` files under that root are cases. Its
+options all start with ``--wb-``, so they cannot clash with another project's, and
+``-p no:warpboard`` removes it altogether.
 
 Each case file becomes one item per device configuration (and one for the CPU reference
 interpreter), named ``cases/vote/x.toml::lavapipe-w8``. Items of a device carry the
-``xdist_group`` mark of that device, so ``-n auto --dist loadgroup`` keeps a device's items
-in one worker process, which keeps that device open. Statuses map to pytest outcomes:
-PASS passes, XFAIL xfails, UNSUPPORTED skips with the opcode, PENDING (no expected words yet)
-skips, everything else fails with
-the engine's message (``thread 17 (warp 0 lane 17) out[17]: expected 0x5, got 0x7``).
+``xdist_group`` mark of that device (registered here), so ``-n auto --dist loadgroup`` keeps
+a device's items in one worker process, which keeps that device open. Statuses map to pytest
+outcomes: PASS passes, XFAIL xfails, UNSUPPORTED and PENDING skip (reported at the case
+file), everything else fails with the engine's message
+(``thread 17 (warp 0 lane 17) out[17]: expected 0x5, got 0x7``).
 """
 from __future__ import annotations
 
@@ -20,19 +26,39 @@ from .run import devices, engine
 from .run.results import Status, apply_expectation
 from .run.worker import Worker
 
+INI_ROOT = "warpboard_cases"
 _STATE: dict = {}
 
 
 def pytest_addoption(parser):
-    group = parser.getgroup("warpboard", "warpboard case library")
-    group.addoption("--device", action="append", dest="wb_device", metavar="PATTERN",
-                    help="device id or pattern to run cases on (repeatable; default: all)")
-    group.addoption("--no-interp", action="store_true", dest="wb_no_interp",
+    group = parser.getgroup("warpboard", "warpboard case library (off unless --wb-cases or warpboard_cases)")
+    group.addoption("--wb-cases", dest="wb_cases", metavar="ROOT",
+                    help="collect the warpboard cases under ROOT (turns the plugin on)")
+    group.addoption("--wb-device", action="append", dest="wb_device", metavar="PATTERN",
+                    help="device id or pattern to run cases on (repeatable; default: all; none: interpreter only)")
+    group.addoption("--wb-no-interp", action="store_true", dest="wb_no_interp",
                     help="do not run cases on the CPU reference interpreter")
-    group.addoption("--case-timeout", type=float, default=60.0, dest="wb_timeout",
+    group.addoption("--wb-timeout", type=float, default=60.0, dest="wb_timeout",
                     help="seconds per case before its worker is killed")
-    group.addoption("--expectations", dest="wb_expectations",
+    group.addoption("--wb-expectations", dest="wb_expectations",
                     help="expected-failures file (XFAIL); default ci/expectations.txt under the rootdir")
+    parser.addini(INI_ROOT, "collect the warpboard cases under this folder (relative to the rootdir)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "xdist_group(name): keep the items of one warpboard device in one "
+                                       "pytest-xdist worker (with --dist loadgroup)")
+
+
+def case_root(config) -> Path | None:
+    """The case root the plugin collects from (``--wb-cases``, from where pytest was started;
+    else the ini key, from the rootdir), or None when it is off."""
+    option, ini = config.getoption("wb_cases"), config.getini(INI_ROOT)
+    if option:
+        return (Path(str(config.invocation_params.dir)) / option).resolve()
+    if ini:
+        return (Path(str(config.rootpath)) / ini).resolve()
+    return None
 
 
 def _configs(config):
@@ -54,16 +80,16 @@ def _expectations(config):
 
 
 def pytest_collect_file(parent, file_path: Path):
-    if file_path.suffix == ".toml" and "cases" in file_path.parts and file_path.name != "pyproject.toml":
+    root = case_root(parent.config)
+    if root is not None and file_path.suffix == ".toml" and file_path.resolve().is_relative_to(root):
         return CaseFile.from_parent(parent, path=file_path)
     return None
 
 
 class CaseFile(pytest.File):
     def collect(self):
-        root = next((str(Path(*self.path.parts[:i + 1])) for i, p in enumerate(self.path.parts) if p == "cases"), None)
         try:
-            case = load_case(self.path, root)
+            case = load_case(self.path, case_root(self.config))
         except CaseError as exc:
             raise self.CollectError(str(exc)) from None
         columns = [(c.id, c) for c in _configs(self.config)]
@@ -95,10 +121,9 @@ class CaseItem(pytest.Item):
             return
         if status is Status.XFAIL:
             pytest.xfail(result.message)
-        if status is Status.UNSUPPORTED:
-            pytest.skip(f"UNSUPPORTED: {result.message}")
-        if status is Status.PENDING:
-            pytest.skip(f"PENDING: {result.message}")
+        if status in (Status.UNSUPPORTED, Status.PENDING):
+            # reported at the case file (reportinfo), not at this line of the plugin
+            raise pytest.skip.Exception(f"{status.value}: {result.message}", _use_item_location=True)
         raise CaseFailure(status, result.message)
 
     def repr_failure(self, excinfo):
@@ -108,7 +133,7 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.path, None, f"{self.case.id}::{self.device_id}"
+        return self.path, 0, f"{self.case.id}::{self.device_id}"    # the case file, from its top
 
 
 class CaseFailure(Exception):

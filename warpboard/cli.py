@@ -71,8 +71,9 @@ def cmd_devices(args: argparse.Namespace) -> int:
 def add_translate_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("listing", help="an SM86 SASS listing (nvdisasm or cuobjdump -sass)")
     p.add_argument("--kernel", help="the kernel to translate (default: the listing's only one)")
-    p.add_argument("--block", type=bounded(int, 1, max(MAX_BLOCK_DIMS)), nargs=3, default=[32, 1, 1],
-                   help=f"block size X Y Z (default 32 1 1; at most {MAX_BLOCK_THREADS} threads)")
+    p.add_argument("--block", nargs="+", default=["32"], metavar="DIM",
+                   help=f"block size as for new-case: 64, 64,1,1 or 64 1 1 (default 32; at most "
+                        f"{MAX_BLOCK_THREADS} threads)")
     p.add_argument("--shared-bytes", type=bounded(int, 0, MAX_SHARED_BYTES), default=16384,
                    help="shared memory in bytes (default 16384)")
     p.add_argument("--mode", choices=["free", "turns"], help="force a mode")
@@ -82,8 +83,11 @@ def add_translate_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentPars
 
 def cmd_translate(args: argparse.Namespace) -> int:
     """Translate one kernel of a listing to a SPIR-V compute shader."""
-    x, y, z = args.block
-    if x * y * z > MAX_BLOCK_THREADS or any(d > m for d, m in zip(args.block, MAX_BLOCK_DIMS)):
+    try:
+        x, y, z = block = (newcase.parse_dims(",".join(args.block), "block") + [1, 1])[:3]
+    except newcase.NewCaseError as exc:
+        raise UsageError(str(exc)) from None
+    if x * y * z > MAX_BLOCK_THREADS or any(d > m for d, m in zip(block, MAX_BLOCK_DIMS)):
         raise UsageError(f"--block {x} {y} {z}: at most {MAX_BLOCK_THREADS} threads, "
                          f"{' '.join(map(str, MAX_BLOCK_DIMS))} per dimension")
     if problem := output_problem(args.output):
@@ -91,7 +95,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
     try:
         text = read_text(Path(args.listing), "listing")
         program = load_program(text, args.kernel, args.listing)
-        shader = translate(program, tuple(args.block), args.shared_bytes, args.mode)
+        shader = translate(program, tuple(block), args.shared_bytes, args.mode)
     except (CaseError, TranslatorError) as exc:
         raise UsageError(str(exc)) from None
     write_atomic(args.output, shader.spirv)

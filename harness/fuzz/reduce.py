@@ -270,9 +270,11 @@ def sass_instructions(listing: str) -> int:
     return len(re.findall(r"^\s*/\*[0-9a-f]{4,}\*/", listing, re.MULTILINE))
 
 
-def write_case(r: Reduction, out_dir: Path, name: str, derivation: str, jobs: int = 0) -> Path:
+def write_case(r: Reduction, out_dir: Path, name: str, derivation: str, jobs: int = 0,
+               step_budget: int | None = None) -> Path:
     """The reduced program as a case ``out_dir/NAME.toml`` with ``NAME.cu`` and
-    ``NAME.sm_86.sass`` beside it, its expected words the CPU model's (``derived``)."""
+    ``NAME.sm_86.sass`` beside it, its expected words the CPU model's (``derived``), and the
+    step budget it was reduced under (a LIVELOCK under a small budget passes under the default)."""
     program = generate_edited(r.seed, r.knobs, r.edits, name)[0]
     built = build_batch([program], Path(out_dir), name, jobs)[0]
     if built.status != "case":
@@ -282,8 +284,16 @@ def write_case(r: Reduction, out_dir: Path, name: str, derivation: str, jobs: in
     text = built.case_path.read_text()
     text = re.sub(r"(?m)^summary = .*$", lambda m: f"summary = {toml_string(summary)}", text, count=1)
     text = re.sub(r"(?m)^derivation = .*$", lambda m: f"derivation = {toml_string(derivation)}", text, count=1)
-    built.case_path.write_text(text)
+    built.case_path.write_text(with_step_budget(text, step_budget))
     return built.case_path
+
+
+def with_step_budget(text: str, step_budget: int | None) -> str:
+    """A case file's text with ``step_budget = N`` after its summary (None: as it is)."""
+    if step_budget is None:
+        return text
+    text = re.sub(r"(?m)^step_budget = .*\n", "", text)
+    return re.sub(r"(?m)^(summary = .*\n)", lambda m: m.group(1) + f"step_budget = {step_budget}\n", text, count=1)
 
 
 # ---------------------------------------------------------------- warpboard reduce
@@ -377,7 +387,8 @@ def _reduce(args, say) -> int:
     r = reduce_program(seed, knobs, checker, say, args.max_tests, args.batch)
     derivation = REDUCED.format(seed=seed, knobs=knobs_path or "default knobs", edits=len(r.edits),
                                 failure=" ".join(wanted), device=args.device)
-    written = write_case(r, Path(args.out), name, derivation, args.jobs)
+    budget = args.budget or load_case(case_path, case_path.parent).step_budget
+    written = write_case(r, Path(args.out), name, derivation, args.jobs, budget)
     again = run_case(written, args.device, options)
     print(report(r, first, again, written, checker))
     return 0 if signature(again) == wanted else 1

@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import weakref
@@ -91,6 +92,7 @@ class Worker:
         self.name = name
         self.starts = 0
         self.stopped = False            # set by interrupt(): no further child is started
+        self._lock = threading.Lock()   # interrupt() and starting a child exclude each other
         self._proc: subprocess.Popen | None = None
         fd, self._stderr_path = tempfile.mkstemp(prefix=f"warpboard-{_slug(name)}-",
                                                  suffix=".stderr")
@@ -128,8 +130,9 @@ class Worker:
     def interrupt(self) -> None:
         """Stop this worker from another thread (Ctrl-C): kill the running child's group,
         so a call in progress returns at once as a crash, and start no new child."""
-        self.stopped = True
-        proc = self._proc
+        with self._lock:            # a child being started is started, then killed here
+            self.stopped = True
+            proc = self._proc
         if proc is not None and proc.poll() is None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -138,10 +141,11 @@ class Worker:
 
     def _exchange(self, request: bytes, deadline: float) -> WorkerReply:
         """Send one request and wait for its reply; kill the child on timeout."""
-        if self.stopped:
-            return WorkerReply("crash", error=f"worker {self.name!r} was interrupted")
         try:
-            proc = self._ensure_child()
+            with self._lock:
+                if self.stopped:
+                    return WorkerReply("crash", error=f"worker {self.name!r} was interrupted")
+                proc = self._ensure_child()
             _send(proc.stdin, request)
             frame = _receive(proc.stdout.fileno(), deadline)
         except _Deadline:

@@ -240,7 +240,11 @@ def new_case(source: Path, kernel: str, out: Path, *, grid=(1,), block=(32,),
     out.parent.mkdir(parents=True, exist_ok=True)
     src_name = _place_source(source, out.parent)
     listing = f"{source.stem}.{ARCH}.sass"
-    (out.parent / listing).write_text(text, encoding="utf-8")
+    listing_path = out.parent / listing
+    if listing_path.exists() and not force and listing_path.read_text(encoding="utf-8") != text:
+        raise NewCaseError(f"{listing_path} exists and differs from what nvcc gives now (a hand edit?): "
+                           "use --force to overwrite it")
+    listing_path.write_text(text, encoding="utf-8")
     cubin = f"{source.stem}.cubin"
     cmd = (f"nvcc{' ' + version if version else ''} -cubin -arch={ARCH} -o {cubin} {src_name}"
            f" && nvdisasm -c {cubin} > {listing}")
@@ -282,7 +286,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "(repeatable; default: every buffer in order)")
     p.add_argument("--tags", default="", help="comma-separated tags")
     p.add_argument("--summary", help="one sentence: what the case exercises")
-    p.add_argument("--force", action="store_true", help="overwrite an existing case file")
+    p.add_argument("--force", action="store_true", help="overwrite an existing case file or listing")
     return p
 
 
@@ -310,7 +314,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"wrote {args.out} ({case.id}: {len(case.kernel_listing.splitlines())} listing lines, "
           f"{case.total_threads} threads); its expected words are pending: "
-          f"run `warpboard record-truth {case.id}` on a machine with an NVIDIA GPU")
+          f"run `warpboard record-truth {case.id}` on a machine with an NVIDIA GPU, or, for words "
+          f"from the CPU model of CUDA in seconds, `cases/tools/run_on_cpu.sh --collectives {args.out}`")
     return 0
 
 

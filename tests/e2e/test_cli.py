@@ -144,3 +144,24 @@ def test_python_m_warpboard_is_the_command():
                           text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr == "warpboard devices: error: unrecognized arguments: --bogus (see warpboard devices --help)\n"
+
+
+@pytest.mark.parametrize("block", [["64"], ["64,1,1"], ["64", "1", "1"], ["8x8"]])
+def test_translate_takes_the_block_as_new_case_does(block, tmp_path, capsys):
+    out = tmp_path / "k.spv"
+    argv = ["translate", str(ROOT / "cases" / "truth" / "kernels.sm_86.sass"), "--kernel", "loop_ballot",
+            "--block", *block, "-o", str(out)]
+    assert cli.main(argv) == 0 and out.stat().st_size > 0
+    assert cli.main(argv[:-4] + ["--block", "0", "-o", str(out)]) == 2
+    assert "--block '0': give 1-3 positive integers" in capsys.readouterr().err
+
+
+def test_run_takes_case_files_as_pytest_and_lit_do(tmp_path, capsys):
+    path = ROOT / "cases" / "truth" / "loop_ballot.toml"
+    out = tmp_path / "r.json"
+    assert cli.main(["run", str(path), "--device", "none", "-o", str(out)]) == 0
+    assert [(r["case"], r["status"]) for r in json.loads(out.read_text())["results"]] == [("truth/loop_ballot", "PASS")]
+    outside = tmp_path / "x.toml"
+    outside.write_text("")
+    assert cli.main(["run", str(outside), "--device", "none"]) == 2
+    assert "is not inside the case library cases" in capsys.readouterr().err

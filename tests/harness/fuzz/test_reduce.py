@@ -19,6 +19,7 @@ from warpboard.harness.fuzz.reduce import (
     reduce_program,
     signature,
     unsupported_mnemonic,
+    with_step_budget,
     write_case,
 )
 from warpboard.harness.run.results import CaseResult, Mismatch, Status
@@ -123,3 +124,13 @@ def test_reduce_keeps_an_injected_failure_and_writes_a_case(tmp_path):
     model = cpu_model.model_batch([generate_edited(NEEDLE_SEED, k, r.edits, "fz157_reduced")[0]],
                                   tmp_path / "random" / "fz157_reduced.cu", tmp_path / "m", jobs=2)[0]
     assert model.accepted and list(case.buffers[0].expected) == model.words
+
+
+def test_the_reduced_case_keeps_the_step_budget_it_was_reduced_under(make_case):
+    """A LIVELOCK reduced under --budget 500 passes under the default budget: the case says 500."""
+    path = make_case.write("random/fz1_livelock", step_budget=90000)
+    text = with_step_budget(path.read_text(), 500)
+    assert text.count("step_budget") == 1 and "step_budget = 500\n" in text
+    path.write_text(text)
+    assert make_case.load("random/fz1_livelock").step_budget == 500
+    assert with_step_budget(text, None) == text

@@ -1,5 +1,10 @@
 """The engine's decisions: repeats that differ are FLAKY; a listing error is one cell."""
+import os
+import signal
+import time
 from types import SimpleNamespace
+
+import pytest
 
 from warpboard.harness.case.model import load_case
 from warpboard.harness.run import engine
@@ -70,3 +75,17 @@ def test_a_column_is_dealt_out_to_every_job_and_results_keep_case_order():
         cells = [r for r in doc["results"] if r["device"] == device]
         assert [r["case"] for r in cells] == [f"c{i}" for i in range(7)]
         assert len({r["message"] for r in cells}) == 3
+
+
+def test_ctrl_c_in_a_matrix_sets_the_stop_flag_instead_of_raising():
+    """A KeyboardInterrupt raised in the main thread can land inside concurrent.futures.wait
+    while it holds a future's lock, and the run then hangs; so inside a matrix SIGINT only
+    sets the flag the columns check (and kills the workers)."""
+    stop = engine._Stop()
+    with engine._sigint_stops(stop):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)                        # the handler runs in the main thread, here
+        assert stop.event.is_set()
+    with pytest.raises(KeyboardInterrupt):      # outside a matrix, Ctrl-C is Ctrl-C again
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)

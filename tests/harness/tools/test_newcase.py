@@ -87,6 +87,22 @@ def test_refuses_to_overwrite_without_force(tmp_path, capsys):
 
 
 @needs_tools
+def test_a_hand_edited_listing_is_not_overwritten_without_force(tmp_path, capsys):
+    src = _source(tmp_path)
+    args = [str(src), "--kernel", "addlane", "--param", "buffer:out", "--param", "buffer:out", "--param", "u32:1"]
+    assert newcase.main(args + ["--out", str(src.parent / "a.toml")]) == 0
+    listing = src.parent / "k.sm_86.sass"
+    edited = listing.read_text() + "// a note by hand\n"
+    listing.write_text(edited)
+    assert newcase.main(args + ["--out", str(src.parent / "b.toml")]) == 2
+    assert "k.sm_86.sass exists and differs from what nvcc gives now" in capsys.readouterr().err
+    assert listing.read_text() == edited and not (src.parent / "b.toml").exists()
+    assert newcase.main(args + ["--out", str(src.parent / "b.toml"), "--force"]) == 0
+    assert listing.read_text() != edited
+    assert "run_on_cpu.sh --collectives" in capsys.readouterr().out
+
+
+@needs_tools
 def test_unknown_and_mangled_kernels_are_named(tmp_path, capsys):
     src = _source(tmp_path)
     out = src.parent / "x.toml"
