@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+import jsonschema
 import pandas as pd
 
 from warpboard.harness.run.results import RESULTS_VERSION, Status
@@ -57,51 +58,21 @@ def check(doc: Any, source: str = "results") -> dict[str, Any]:
             f"{source}: results version {version!r} is not supported "
             f"(this warpboard reads version {RESULTS_VERSION}); "
             "re-run `warpboard run` with this version or use a matching warpboard")
-    for key in ("devices", "cases", "results", "notes", "merged_from"):
-        if not isinstance(doc.get(key, []), list):
-            raise ResultsError(f"{source}: {key!r} must be a list")
-    for key, fields in RECORD_FIELDS.items():
-        for i, record in enumerate(doc.get(key, [])):
-            _check_record(record, fields, f"{source}: {key}[{i}]")
-            for j, m in enumerate(record.get("mismatches") or [] if key == "results" else []):
-                _check_record(m, MISMATCH_FIELDS, f"{source}: {key}[{i}].mismatches[{j}]")
-    for i, note in enumerate(doc.get("notes", [])):
-        if not isinstance(note, str):
-            raise ResultsError(f"{source}: notes[{i}]: must be a string")
+    problem = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(doc))
+    if problem is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem.absolute_path).lstrip(".")
+        raise ResultsError(f"{source}: {where or 'the document'}: {_short(problem.message)}")
     return doc
 
 
-_STR, _INT, _NUM = (str,), (int,), (int, float)
-REQUIRED = object()     # marks the keys a record must have
-RECORD_FIELDS: dict[str, dict[str, tuple]] = {
-    "devices": {"id": (REQUIRED, str), "name": _STR, "driver_name": _STR, "driver_info": _STR,
-                "api_version": _STR, "subgroup_size": _INT},
-    "cases": {"id": (REQUIRED, str), "summary": _STR, "path": _STR, "threads": _INT, "tags": (list,),
-              "provenance": (dict,)},
-    "results": {"case": (REQUIRED, str), "device": (REQUIRED, str), "status": (REQUIRED, str),
-                "message": _STR, "mismatches": (list,), "mismatch_count": _INT, "turns": _INT,
-                "steps": _INT, "mode": _STR, "time_s": _NUM, "subgroup_size": _INT, "traceback": _STR,
-                "printf": (dict,)},
-}
-MISMATCH_FIELDS = {"buffer": (REQUIRED, str), "index": (REQUIRED, int), "expected": (REQUIRED, int),
-                   "actual": (REQUIRED, int), "thread": _INT, "warp": _INT, "lane": _INT}
+SCHEMA = json.loads((Path(__file__).with_name("results.schema.json")).read_text())
+"""The results document's JSON Schema (reports/results.schema.json), published beside the code."""
+_VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
-def _check_record(record: Any, fields: dict[str, tuple], where: str) -> None:
-    """``record`` is an object whose known keys have the listed types (None allowed unless
-    REQUIRED); a ResultsError naming the record and key otherwise."""
-    if not isinstance(record, dict):
-        raise ResultsError(f"{where}: must be an object, not {type(record).__name__}")
-    for key, types in fields.items():
-        value = record.get(key)
-        if value is None:
-            if REQUIRED in types:
-                raise ResultsError(f"{where}: missing {key!r}")
-            continue
-        wanted = tuple(t for t in types if t is not REQUIRED)
-        if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
-            raise ResultsError(f"{where}.{key}: must be {' or '.join(t.__name__ for t in wanted)}, "
-                               f"not {type(value).__name__}")
+def _short(text: str, limit: int = 160) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[:limit - 1] + "…"
 
 
 # --------------------------------------------------------------------------- statuses
@@ -288,3 +259,18 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> Comparison:
             elif is_failure(before) and is_passing(after):
                 cmp.fixes.append(Change(case, dev, before, after))
     return cmp
+
+
+# --------------------------------------------------------------------------- legend
+
+LEGEND_HEADERS = ["device", "name", "driver", "Vulkan", "subgroup"]
+
+
+def device_legend_rows(results: dict[str, Any]) -> list[list[str]]:
+    """Rows of (id, name, driver, Vulkan API, subgroup size) for every device."""
+    rows = []
+    for dev in devices_by_id(results).values():
+        driver = " ".join(x for x in (dev.get("driver_name"), dev.get("driver_info")) if x)
+        rows.append([dev["id"], dev.get("name") or "", driver,
+                     dev.get("api_version") or "", str(dev.get("subgroup_size") or "")])
+    return rows

@@ -6,22 +6,25 @@ name appended (``.nv.constant2.NAME``) where they are the kernel's alone. Bank 0
 and the parameters, ``.nv.constant0.NAME``) is the harness's to fill. Bank 4
 (``.nv.constant4``) holds 64-bit pointers that the driver relocates: to printf's format
 strings in ``.nv.global.init`` and to vprintf; :func:`bank4_and_strings` resolves them to the
-addresses translator.abi gives those. Only the little-endian ELF64 that nvcc writes is read:
-section headers, the section-name table, the symbol table and REL relocations.
+addresses translator.abi gives those. The ELF is read with pyelftools (sections, the symbol
+table, REL relocations); only the little-endian ELF64 that nvcc writes is taken.
 """
 from __future__ import annotations
 
+import io
 import re
 import struct
 from dataclasses import dataclass
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.relocation import RelocationSection
+from elftools.elf.sections import SymbolTableSection
 from warpboard.translator import abi
 
 CASE_BANKS = (2, 3)             # banks a case file carries (see cases/README.md, [[constants]])
 BANK_LIMIT = abi.BANK_BYTES      # bytes a case's bank can hold
 _SECTION = re.compile(r"^\.nv\.constant(\d+)(?:\.(.+))?$")
-_NOBITS = 8
-_SYMTAB, _REL = 2, 9
 R_CUDA_64 = 2                   # a 64-bit absolute address
 GLOBAL_INIT = ".nv.global.init"
 
@@ -30,32 +33,46 @@ class CubinError(ValueError):
     """Not an ELF64 little-endian file, or one whose section table does not fit it."""
 
 
-def sections(data: bytes) -> list[tuple[str, int, bytes]]:
-    """(name, type, contents) of every section in header order; NOBITS sections give zero
-    bytes of their size."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+def _elf(data: bytes) -> ELFFile:
+    try:
+        elf = ELFFile(io.BytesIO(data))
+    except (ELFError, ValueError, struct.error) as e:
+        raise CubinError(f"not a readable ELF file: {e}") from None
+    if elf.elfclass != 64 or not elf.little_endian:
         raise CubinError("not a little-endian ELF64 file")
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    if shoff + shnum * shentsize > len(data) or shentsize < 0x40:
-        raise CubinError("section header table outside the file")
-    heads = [struct.unpack_from("<IIQQQQ", data, shoff + k * shentsize) for k in range(shnum)]
-    names_at, names_size = heads[shstrndx][4], heads[shstrndx][5]
+    return elf
+
+
+def _read(fn):
+    """``fn(ELFFile)`` on the image, with a truncated or inconsistent one a CubinError."""
+    def read(data: bytes, *args):
+        try:
+            return fn(_elf(data), *args)
+        except (ELFError, ValueError, struct.error, EOFError) as e:
+            if isinstance(e, CubinError):
+                raise
+            raise CubinError(f"the ELF file does not hold together: {e}") from None
+    read.__doc__, read.__name__ = fn.__doc__, fn.__name__
+    return read
+
+
+@_read
+def sections(elf: ELFFile) -> list[tuple[str, bytes]]:
+    """(name, contents) of every section in header order; NOBITS sections give zero bytes of
+    their size."""
     out = []
-    for name_off, kind, _, _, offset, size in heads:
-        end = data.index(b"\0", names_at + name_off, names_at + names_size)
-        name = data[names_at + name_off:end].decode("ascii", "replace")
-        body = bytes(size) if kind == _NOBITS else data[offset:offset + size]
-        if len(body) != size:
-            raise CubinError(f"section {name} outside the file")
-        out.append((name, kind, body))
+    for sec in elf.iter_sections():
+        body = bytes(sec["sh_size"]) if sec["sh_type"] == "SHT_NOBITS" else sec.data()
+        if len(body) != sec["sh_size"]:
+            raise CubinError(f"section {sec.name} outside the file")
+        out.append((sec.name, body))
     return out
 
 
 def constant_banks(data: bytes, kernel: str) -> dict[int, bytes]:
     """The initial contents of banks 2 and 3 as the kernel sees them (absent: not used)."""
     banks: dict[int, bytes] = {}
-    for name, _, body in sections(data):
+    for name, body in sections(data):
         m = _SECTION.match(name)
         if not m or int(m.group(1)) not in CASE_BANKS or m.group(2) not in (None, kernel):
             continue
@@ -89,36 +106,23 @@ class Symbol:
     size: int
 
 
-def symbols(data: bytes) -> list[Symbol]:
+@_read
+def symbols(elf: ELFFile) -> list[Symbol]:
     """The entries of the symbol table (.symtab), in order."""
-    table = sections(data)
-    for name, kind, body in table:
-        if kind == _SYMTAB:
-            strtab = table[_link(data, name, table)][2]
-            out = []
-            for at in range(0, len(body) - 23, 24):
-                name_off, _, _, shndx, value, size = struct.unpack_from("<IBBHQQ", body, at)
-                end = strtab.find(b"\0", name_off)
-                out.append(Symbol(strtab[name_off:end].decode("ascii", "replace"), shndx, value, size))
-            return out
-    return []
+    table = elf.get_section_by_name(".symtab")
+    if not isinstance(table, SymbolTableSection):
+        return []
+    return [Symbol(sym.name, sym["st_shndx"] if isinstance(sym["st_shndx"], int) else 0, sym["st_value"],
+                   sym["st_size"]) for sym in table.iter_symbols()]
 
 
-def _link(data: bytes, name: str, table) -> int:
-    """The sh_link field of the section called ``name`` (its string table, for .symtab)."""
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, = struct.unpack_from("<H", data, 0x3A)
-    index = [t[0] for t in table].index(name)
-    return struct.unpack_from("<I", data, shoff + index * shentsize + 0x28)[0]
-
-
-def relocations(data: bytes, target: str) -> list[tuple[int, int, int]]:
+@_read
+def relocations(elf: ELFFile, target: str) -> list[tuple[int, int, int]]:
     """(offset, symbol index, type) of the REL relocations of section ``target``."""
-    for name, kind, body in sections(data):
-        if kind == _REL and name == ".rel" + target:
-            return [(off, info >> 32, info & 0xFFFFFFFF)
-                    for off, info in (struct.unpack_from("<QQ", body, at) for at in range(0, len(body) - 15, 16))]
-    return []
+    rel = elf.get_section_by_name(".rel" + target)
+    if not isinstance(rel, RelocationSection):
+        return []
+    return [(r["r_offset"], r["r_info_sym"], r["r_info_type"]) for r in rel.iter_relocations()]
 
 
 def bank4_and_strings(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
@@ -129,8 +133,8 @@ def bank4_and_strings(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
     (``__device__`` variables, other functions) stay 0. The strings are the NUL-terminated
     UTF-8 objects of ``.nv.global.init`` (offset, text without the NUL)."""
     table = sections(data)
-    names = [t[0] for t in table]
-    bank = bytearray(next((t[2] for t in table if t[0] == ".nv.constant4"), b""))
+    names = [name for name, _ in table]
+    bank = bytearray(next((body for name, body in table if name == ".nv.constant4"), b""))
     init = names.index(GLOBAL_INIT) if GLOBAL_INIT in names else -1
     syms = symbols(data)
     for offset, index, kind in relocations(data, ".nv.constant4"):
@@ -145,7 +149,7 @@ def bank4_and_strings(data: bytes) -> tuple[bytes, list[tuple[int, str]]]:
             continue
         addend, = struct.unpack_from("<Q", bank, offset)
         struct.pack_into("<Q", bank, offset, (address + addend) & (1 << 64) - 1)
-    return bytes(bank), _strings(table[init][2] if init >= 0 else b"", syms, init)
+    return bytes(bank), _strings(table[init][1] if init >= 0 else b"", syms, init)
 
 
 def _strings(body: bytes, syms: list[Symbol], init: int) -> list[tuple[int, str]]:

@@ -30,7 +30,7 @@ from .worker import Worker, cached_device
 
 INTERP = "interp"
 INTERP_DEVICE = {"id": INTERP, "name": "CPU reference interpreter", "driver_name": "warpboard",
-                 "driver_info": "translator.interp.machine", "api_version": "", "subgroup_size": 32}
+                 "driver_info": "translator.interp", "api_version": "", "subgroup_size": 32}
 WORKER_OUTCOME = {"timeout": Outcome.TIMEOUT, "crash": Outcome.CRASH}   # a worker reply's kind
 
 

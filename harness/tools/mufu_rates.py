@@ -56,7 +56,7 @@ VERSION = 1
 TAG = "mufu-sweep"
 WITHIN = (1, 2, 4, 16)              # the tolerances whose pass counts the report gives
 EXAMPLES = 6                        # worst words kept per device and function
-INTERP = {"id": "interp", "name": "CPU reference interpreter", "driver_info": "translator.interp.machine",
+INTERP = {"id": "interp", "name": "CPU reference interpreter", "driver_info": "translator.interp",
           "subgroup_size": 32}
 FORMATS = {"f32": (0x7F800000, 0x007FFFFF), "f64h": (0x7FF00000, 0x000FFFFF)}   # exponent, fraction
 

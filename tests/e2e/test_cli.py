@@ -10,7 +10,7 @@ import sys
 import pytest
 from warpboard import cli
 from warpboard.harness.run.results import CaseResult, Outcome, Run, Status, decide
-from warpboard.reports import render
+from warpboard.reports import page, render
 from warpboard.translator import abi
 
 from support.paths import ROOT
@@ -43,11 +43,13 @@ def test_every_outcome_names_a_status_and_every_shader_code_an_outcome():
     assert Outcome.from_shader(99) is Outcome.ERROR
 
 
-def test_the_reports_colour_every_status_from_the_table():
+def test_the_reports_colour_every_status_from_the_table(results):
     for s in Status:
-        assert render.STATUS_COLOURS[s.value] == s.colour
-        assert render.STATUS_MEANING[s.value] == s.meaning
-    legend = render._html_legend_status()
+        assert page.STATUS_COLOURS[s.value] == s.colour
+        assert page.STATUS_MEANING[s.value] == s.meaning
+    html = render.html(results)
+    legend = html[html.index('<ul class="status-legend">'):]
+    legend = legend[:legend.index("</ul>")]
     assert [m for m in re.findall(r"<b>([A-Z]+)</b>", legend)] == [s.value for s in Status]
 
 

@@ -370,8 +370,9 @@ def test_a_malformed_results_file_is_one_line(name, argv, results, tmp_path, cap
     (["run", "--device", "none", "nomatch/*"], "warpboard run: error: no case in cases matches nomatch/*"),
     (["translate", "missing.sass"], "warpboard translate: error: missing.sass: cannot read"),
     (["translate", "LISTING", "--kernel", "nope"], "warpboard translate: error: "),
-    (["translate", "LISTING", "--block", "0", "0", "0"], "warpboard translate: error: argument --block: 0 is outside"),
-    (["translate", "LISTING", "--block", "2048", "1", "1"], "warpboard translate: error: argument --block: 2048"),
+    (["translate", "LISTING", "--block", "0", "0", "0"], "warpboard translate: error: --block '0,0,0': give 1-3 "
+                                                          "positive integers"),
+    (["translate", "LISTING", "--block", "2048", "1", "1"], "warpboard translate: error: --block 2048 1 1: at most"),
     (["translate", "LISTING", "--block", "64", "32", "1"], "warpboard translate: error: --block 64 32 1: at most"),
     (["translate", "LISTING", "--shared-bytes", "-1"], "warpboard translate: error: argument --shared-bytes"),
 ])

@@ -5,6 +5,7 @@ a hostile case summary; if escaping failed, its script would retitle the page.
 """
 from __future__ import annotations
 
+import re
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -78,3 +79,20 @@ def test_page_as_seen_in_chromium(tmp_path, results, baseline):
     shot = tmp_path / "page.png"
     _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri())
     assert shot.stat().st_size > 0
+
+
+def _hidden_rows_and_cells(dom: str) -> tuple[set[str], set[tuple[str, str]]]:
+    rows = set(re.findall(r'<tr data-tags="[^"]*" data-fail="[01]" class="hidden"><th[^>]*>([^<]+)</th>', dom))
+    cells = set(re.findall(r'<td class="[^"]*\bhidden\b[^"]*"[^>]*data-case="([^"]+)" data-device="([^"]+)"', dom))
+    return rows, cells
+
+
+def test_the_filters_hide_rows_and_columns_from_the_address(tmp_path, results):
+    page = tmp_path / "scoreboard.html"
+    page.write_text(render.html(results), encoding="utf-8")
+    rows, cells = _hidden_rows_and_cells(_chromium(tmp_path, "--dump-dom", page.as_uri()))
+    assert not rows and not cells                        # no filter: everything shown
+    rows, _ = _hidden_rows_and_cells(_chromium(tmp_path, "--dump-dom", page.as_uri() + "?failures=1"))
+    assert rows == {"truth/a"}                           # truth/evil and truth/c have a FAIL
+    _, cells = _hidden_rows_and_cells(_chromium(tmp_path, "--dump-dom", page.as_uri() + "?device=lavapipe-w8"))
+    assert {d for _, d in cells} == {"lavapipe-w4"}

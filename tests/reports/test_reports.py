@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 import html
+
+import markupsafe
 import json
 import re
 
 import pytest
 from warpboard.harness.run.results import Status
-from warpboard.reports import collect, render
+from warpboard.reports import collect, page, render
 from warpboard.reports.cli import merge_main, report_main
 from warpboard.reports.merge import merge
 
@@ -55,7 +57,7 @@ def test_frame_and_scoreboard(results):
 
 
 def test_every_status_has_a_colour():
-    assert {s.value for s in Status} <= set(render.STATUS_COLOURS)
+    assert {s.value for s in Status} <= set(page.STATUS_COLOURS)
 
 
 # --------------------------------------------------------------------------- terminal / markdown
@@ -96,7 +98,8 @@ def test_markdown_baseline_sections(results, baseline):
 def test_html_escapes_and_draws_heatmap(results, baseline, result_rows):
     page = render.html(results, baseline)
     assert result_rows.evil not in page and "<script>document" not in page
-    assert page.count(html.escape(result_rows.evil)) == 4       # summary (title + details), 2 messages
+    escaped = str(markupsafe.escape(result_rows.evil))
+    assert page.count(escaped) == 6     # summary (title + details), 2 messages, 2 in the failed list
     assert len(re.findall(r"<script>", page)) == 1          # only the page's own script
     cell = re.search(r'<td class="st st-FAIL[^"]*"[^>]*data-case="truth/evil" '
                      r'data-device="lavapipe-w8">(.*?)</td>', page)

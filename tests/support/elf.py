@@ -28,7 +28,8 @@ def make_elf(sections: dict[str, bytes], syms, rels) -> bytes:
     data += bytes(64)
     for k, body in enumerate(bodies):
         name_off = shstr.index(names[k].encode() + b"\0")
-        data += struct.pack("<IIQQQQIIQQ", name_off, kinds[k], 0, 0, offsets[k], len(body), links[k], 0, 1, 0)
+        entsize = {2: 24, 9: 16}.get(kinds[k], 0)          # symbols, REL relocations
+        data += struct.pack("<IIQQQQIIQQ", name_off, kinds[k], 0, 0, offsets[k], len(body), links[k], 0, 1, entsize)
     data[:4] = b"\x7fELF"
     data[4], data[5] = 2, 1
     struct.pack_into("<Q", data, 0x28, shoff)

@@ -159,7 +159,7 @@ def test_the_reports_show_each_threads_lines():
     md = render.markdown(doc)
     assert "  thread 9: \"f\"" in md and "```text" in md
     page = render.html(doc)
-    assert 'title="printf: 4 lines from 3 threads\nthread 1: &quot;a &lt;b&gt;&quot;' in page
+    assert 'title="printf: 4 lines from 3 threads\nthread 1: &#34;a &lt;b&gt;&#34;' in page    # autoescaped
     assert '<pre class="pf">a &lt;b&gt;\nc   d</pre>' in page
 
 

@@ -4,9 +4,11 @@ instruction, a kernel that does not parse failing alone, linear parsing time, an
 annotations."""
 from __future__ import annotations
 
-import time
+import sys
 
 import pytest
+from support.paths import ROOT
+from support.sass_texts import CUOBJDUMP, NVDISASM, by_pc, kernel_text, line_of
 from warpboard.harness.case.model import has_kernel, kernel_section, listing_kernels
 from warpboard.harness.tools.bench import big_listing, parse_rate
 from warpboard.harness.tools.corpus import blocker_key
@@ -19,9 +21,6 @@ from warpboard.translator.ir.program import load_program
 from warpboard.translator.sass import operands as sass_operands
 from warpboard.translator.sass.listing import parse_listing
 from warpboard.translator.sass.printer import format_instruction
-
-from support.paths import ROOT
-from support.sass_texts import CUOBJDUMP, NVDISASM, by_pc, kernel_text, line_of
 
 
 # ---------------------------------------------------------------- listing structure
@@ -133,22 +132,30 @@ def test_cuobjdump_kernels_are_what_cases_see():
 
 
 # ---------------------------------------------------------------- linear time
-def _parse_seconds(text: str, repeat: int = 5) -> float:
-    """Best of ``repeat`` cold parses of every kernel of ``text``."""
-    best = float("inf")
-    for _ in range(repeat):
-        sass_operands.clear_caches()
-        start = time.perf_counter()
+def _parse_calls(text: str) -> int:
+    """Python and C function calls made by one cold parse of every kernel of ``text``: a
+    count, not a time, so the check below is the same on an idle and a loaded machine (the
+    parse rate itself is measured by ``warpboard bench``)."""
+    calls = 0
+
+    def count(frame, event, arg):
+        nonlocal calls
+        calls += event in ("call", "c_call")
+
+    sass_operands.clear_caches()
+    sys.setprofile(count)
+    try:
         listing = parse_listing(text, "big.sass")
-        assert sum(len(listing[name].instructions) for name in listing) > 0
-        best = min(best, time.perf_counter() - start)
-    return best
+    finally:
+        sys.setprofile(None)
+    assert sum(len(listing[name].instructions) for name in listing) > 0
+    return calls
 
 
-def test_parsing_time_grows_linearly():
+def test_parsing_work_grows_linearly():
     once, four = big_listing(ROOT / "cases", 6000), big_listing(ROOT / "cases", 24000)
     assert four.count("\n") == 4 * once.count("\n") == 24000
-    assert _parse_seconds(four) < 6 * _parse_seconds(once)
+    assert _parse_calls(four) < 4.5 * _parse_calls(once)
 
 
 def test_big_listing_kernels_stay_distinct_and_parse():
