@@ -10,6 +10,9 @@
 #     WARPBOARD_PACKAGES="..." replaces the list.
 #  2. .venv (python3 -m venv) when missing, then `pip install -e '.[test]'` when
 #     pyproject.toml is newer than the stamp file .venv/.warpboard-installed.
+#  3. a second lavapipe (bookworm-backports' Mesa 25) unpacked under .vk-drivers/ by
+#     ci/private_drivers.py, the system untouched; where it cannot be had, one line says
+#     so. WARPBOARD_PRIVATE_DRIVERS=0 skips this step.
 #
 # Environment: PYTHON (default python3), VENV (default .venv).
 set -euo pipefail
@@ -65,6 +68,15 @@ python_env() {
     fi
 }
 
+private_drivers() {
+    if [ "${WARPBOARD_PRIVATE_DRIVERS:-1}" = 0 ]; then
+        say "WARPBOARD_PRIVATE_DRIVERS=0: no second lavapipe"
+        return
+    fi
+    "$PYTHON" ci/private_drivers.py
+}
+
 apt_packages
 python_env
+private_drivers
 say "done"

@@ -263,14 +263,20 @@ def compare(baseline: dict[str, Any], current: dict[str, Any]) -> Comparison:
 
 # --------------------------------------------------------------------------- legend
 
-LEGEND_HEADERS = ["device", "name", "driver", "Vulkan", "subgroup"]
+LEGEND_HEADERS = ["device", "name", "driver", "Vulkan", "subgroup", "real", "lanes", "full 32", "Int64",
+                  "max. reconv.", "finding"]
 
 
 def device_legend_rows(results: dict[str, Any]) -> list[list[str]]:
-    """Rows of (id, name, driver, Vulkan API, subgroup size) for every device."""
+    """Rows of LEGEND_HEADERS for every device: what it is, its reported subgroup size and
+    what the subgroup probe found (real size, lane order, full subgroups of 32, Int64, maximal
+    reconvergence, a finding where the probe contradicts the driver)."""
     rows = []
     for dev in devices_by_id(results).values():
-        driver = " ".join(x for x in (dev.get("driver_name"), dev.get("driver_info")) if x)
-        rows.append([dev["id"], dev.get("name") or "", driver,
-                     dev.get("api_version") or "", str(dev.get("subgroup_size") or "")])
+        driver = " ".join(x for x in (dev.get("driver_name"), dev.get("driver_info") or dev.get("driver_version")) if x)
+        p = dev.get("probe") or {}
+        rows.append([dev["id"], dev.get("name") or "", driver, dev.get("api_version") or "",
+                     str(dev.get("subgroup_size") or ""),
+                     *(str(p.get(k, "")) for k in ("real_subgroup", "lanes", "full32", "int64", "max_reconvergence",
+                                                    "finding"))])
     return rows

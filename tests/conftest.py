@@ -15,6 +15,12 @@ fixture.
 """
 from __future__ import annotations
 
+import os
+
+# The suite's devices are the loader's own (lavapipe here); the drivers beside them (SwiftShader,
+# a private Mesa: harness.run.devices.default_icds) join only the tests that name them.
+os.environ.setdefault("WARPBOARD_ICDS", "none")
+
 import copy
 import shutil
 import struct

@@ -14,17 +14,18 @@ The stages, lowest first (imports only go down; see translator/README.md):
 Code outside the translator uses only the names below.
 """
 from . import abi
-from .emit.emitter import STRATEGIES, Shader, translate
+from .emit.emitter import STRATEGIES, Shader, translate, warp_subgroups_used
 from .errors import TRAP, BadPc, Fault, Livelock, ProgramError, SassSyntaxError, TranslatorError, UnsupportedInstruction
 from .interp.machine import Interpreter, Memory
 from .ir.constants import ConstantRead, constant_reads
 from .ir.program import Program, decode, load_program
 from .sass.listing import ANONYMOUS, parse_listing
 from .sass.operands import clear_caches
+from . import spirv
 from .values import vprintf
 from .values.vprintf import PrintfOutput, PrintfRecord
 
-__all__ = ["abi", "vprintf", "translate", "Shader", "STRATEGIES", "Interpreter", "Memory", "Program",
+__all__ = ["abi", "vprintf", "spirv", "translate", "Shader", "STRATEGIES", "warp_subgroups_used", "Interpreter", "Memory", "Program",
            "decode", "load_program", "parse_listing", "ANONYMOUS", "clear_caches", "PrintfOutput",
            "PrintfRecord", "ConstantRead", "constant_reads", "TranslatorError", "SassSyntaxError", "UnsupportedInstruction", "ProgramError",
            "Fault", "Livelock", "BadPc", "TRAP"]

@@ -55,12 +55,18 @@ class Parser(argparse.ArgumentParser):
 # ------------------------------------------------------------------ devices, translate
 def add_devices_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--icd", action="append", default=[], metavar="FILE",
+                   help="a Vulkan ICD file to add to the drivers found (repeatable)")
     return p
 
 
 def cmd_devices(args: argparse.Namespace) -> int:
-    """List every Vulkan device configuration (lavapipe at each subgroup width too)."""
-    rows = devices.describe(devices.discover())
+    """List every Vulkan device configuration (lavapipe at each subgroup width too) and what
+    its subgroup probe found."""
+    try:
+        rows = devices.describe(devices.discover(extra=tuple(args.icd)))
+    except devices.DiscoveryError as exc:
+        raise UsageError(str(exc)) from None
     if args.json:
         print(json.dumps(rows, indent=2))
     else:

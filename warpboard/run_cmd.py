@@ -37,6 +37,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("cases", nargs="*", help="case ids, fnmatch patterns or case files (default: every case)")
     p.add_argument("--root", default="cases", help="the case library (default: cases)")
     p.add_argument("--device", action="append", help="device id or pattern (repeatable; default: all)")
+    p.add_argument("--icd", action="append", default=[], metavar="FILE",
+                   help="a Vulkan ICD file to add to the drivers found (repeatable; each runs in its own workers)")
     p.add_argument("--no-interp", action="store_true", help="leave out the CPU reference interpreter")
     p.add_argument("-o", "--output", help="results JSON")
     p.add_argument("--html", help="HTML page")
@@ -77,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     lists = engine.Lists(_load_list(args.expectations, "expectations"),
                          _load_list(args.flakes, "flakes", statuses=False),
                          _load_list(args.skips, "skips", statuses=False))
-    configs = _select_devices(args.device)
+    configs = select_devices(args.device, args.icd)
     options = engine.Options(timeout_s=args.timeout, budget=args.budget, mode=args.mode, retries=args.retries,
                              costs=load_costs(args.costs))
     progress = Progress((len(cases) + len(broken)) * (len(configs) + (0 if args.no_interp else 1)), args.verbose)
@@ -158,11 +160,12 @@ def costs_of(doc: dict, before: dict[str, float]) -> dict[str, float]:
     return {**before, **now}
 
 
-def _select_devices(patterns: list[str] | None) -> list:
-    """The device configurations ``--device`` names (``none``: the interpreter only)."""
+def select_devices(patterns: list[str] | None, icds: list[str] = ()) -> list:
+    """The device configurations ``--device`` names (``none``: the interpreter only), among
+    those of the drivers found and those ``--icd`` adds."""
     if patterns == ["none"]:
         return []
     try:
-        return devices.select(devices.discover(), patterns)
-    except ValueError as exc:
+        return devices.select(devices.discover(extra=tuple(icds)), patterns)
+    except (ValueError, devices.DiscoveryError) as exc:
         raise UsageError(str(exc)) from None

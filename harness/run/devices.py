@@ -14,15 +14,21 @@ short id (``lavapipe-w8``). Every configuration runs in its own worker process.
 from __future__ import annotations
 
 import fnmatch
+import json
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..vk import DeviceInfo
 from .worker import Worker
 
-LAVAPIPE_WIDTHS = (128, 256, 512)   # bits -> subgroup size 4, 8, 16 (32-bit lanes)
-_LIST_DEVICES = "warpboard.harness.vk:list_devices"
+LAVAPIPE_WIDTHS = (128, 256, 512)   # bits -> subgroup size 4, 8, 16 (32-bit lanes); 1024 and 2048
+                                    # report 32 and 64 and run 16 (the probe shows it)
+SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json"     # Debian's chromium-common
+PRIVATE_DRIVERS = Path(__file__).resolve().parents[2] / ".vk-drivers"   # made by ci/setup.sh
+_LIST_DEVICES = "warpboard.harness.vk:probed_devices"
 
 
 class DiscoveryError(RuntimeError):
@@ -57,8 +63,11 @@ def slug(name: str) -> str:
 
 
 def _probe(env: dict[str, str], timeout_s: float) -> list[DeviceInfo]:
-    """list_devices() in a fresh child process started with ``env``."""
-    with Worker(env, "probe-" + "-".join(f"{k}={v}" for k, v in env.items())) as worker:
+    """Every device with its subgroup probe (harness.vk.probe), in a fresh child process
+    started with ``env``; Mesa's shader cache stays off there (the probe compiles one tiny
+    shader, and a cache folder would be one more than the configurations)."""
+    quiet = {**env, "MESA_SHADER_CACHE_DISABLE": "true"}
+    with Worker(quiet, "probe-" + "-".join(f"{k}={v}" for k, v in env.items())) as worker:
         reply = worker.call(_LIST_DEVICES, timeout_s=timeout_s)
     if not reply.ok:
         raise DiscoveryError(
@@ -67,27 +76,70 @@ def _probe(env: dict[str, str], timeout_s: float) -> list[DeviceInfo]:
     return reply.value
 
 
-def discover(timeout_s: float = 60.0) -> list[DeviceConfig]:
-    """Every device configuration on this machine, in physical-device order.
+def driver_envs(icds: list[str] | None = None, extra: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """The environments discovery probes, one per Vulkan driver source: the loader's own ICDs
+    (``{}``), then each extra ICD in its own (``VK_DRIVER_FILES``, plus the variables of a
+    ``warpboard-env.json`` beside it: a private driver's ``LD_LIBRARY_PATH``). The extras are
+    ``icds`` where given, else ``$WARPBOARD_ICDS`` (paths joined by ``:``; ``none``: no extra),
+    else every one this machine has (:func:`default_icds`); ``extra`` are added to them
+    (``--icd FILE``)."""
+    if icds is None:
+        named = os.environ.get("WARPBOARD_ICDS")
+        icds = default_icds() if named is None else [] if named == "none" else [p for p in named.split(":") if p]
+    envs: list[dict[str, str]] = [{}]
+    for icd in [*icds, *extra]:
+        path = Path(icd).resolve()
+        if not path.is_file():
+            raise DiscoveryError(f"{icd}: no such ICD file")
+        extra = path.with_name("warpboard-env.json")
+        env = json.loads(extra.read_text()) if extra.is_file() else {}
+        envs.append({**env, "VK_DRIVER_FILES": str(path)})
+    return envs
 
-    Non-lavapipe devices give one configuration each (no extra env); lavapipe gives one
-    per LAVAPIPE_WIDTHS, named from the subgroup size its probe process reported.
+
+def default_icds() -> list[str]:
+    """The ICDs beside the system's: SwiftShader where Chromium brings it, and the drivers
+    ``ci/setup.sh`` unpacked under ``.vk-drivers/`` (lavapipe of another Mesa)."""
+    found = [SWIFTSHADER_ICD] if Path(SWIFTSHADER_ICD).is_file() else []
+    return found + sorted(str(p) for p in PRIVATE_DRIVERS.glob("*/icd.json"))
+
+
+def discover(timeout_s: float = 60.0, icds: list[str] | None = None, extra: tuple[str, ...] = ()) -> list[DeviceConfig]:
+    """Every device configuration of every driver source (:func:`driver_envs`), in order.
+
+    Non-lavapipe devices give one configuration each; lavapipe gives one per LAVAPIPE_WIDTHS
+    (``$WARPBOARD_LAVAPIPE_WIDTHS``: bits, comma-separated), named from the subgroup size its
+    probe process reported. Every probe also dispatches the subgroup probe (harness.vk.probe).
     """
-    plain = _probe({}, timeout_s)
-    widths: list[tuple[dict, list[DeviceInfo]]] = []
-    if any(is_lavapipe(d) for d in plain):
-        envs = [{"LP_NATIVE_VECTOR_WIDTH": str(w)} for w in LAVAPIPE_WIDTHS]
-        with ThreadPoolExecutor(len(envs)) as pool:
-            widths = list(zip(envs, pool.map(lambda env: _probe(env, timeout_s), envs)))
-    bases = _base_ids(plain)
+    sources = driver_envs(icds, extra)
+    with ThreadPoolExecutor(len(sources)) as pool:
+        plains = list(pool.map(lambda env: _probe(env, timeout_s), sources))
+    entries = [(env, info, k == 0) for k, (env, infos) in enumerate(zip(sources, plains)) for info in infos]
+    widths = lavapipe_widths()
+    width_envs = [{**env, "LP_NATIVE_VECTOR_WIDTH": str(w)} for env, infos in zip(sources, plains)
+                  if any(is_lavapipe(i) for i in infos) for w in widths]
+    with ThreadPoolExecutor(max(1, len(width_envs))) as pool:
+        by_width = dict(zip(map(_key, width_envs), pool.map(lambda env: _probe(env, timeout_s), width_envs)))
+    bases = _base_ids([info for _, info, _ in entries], [system for _, _, system in entries])
     found: list[tuple[str, dict, DeviceInfo]] = []
-    for info, base in zip(plain, bases):
+    for (env, info, _), base in zip(entries, bases):
         if is_lavapipe(info):
-            found += [(f"{base}-w{i.subgroup_size}", env, i)
-                      for env, infos in widths for i in [_same_device(info, infos, env)]]
+            for w in widths:
+                wenv = {**env, "LP_NATIVE_VECTOR_WIDTH": str(w)}
+                i = _same_device(info, by_width[_key(wenv)], wenv)
+                found.append((f"{base}-w{i.subgroup_size}", wenv, i))
         else:
-            found.append((base, {}, info))
+            found.append((base, env, info))
     return _unique(found)
+
+
+def lavapipe_widths() -> tuple[int, ...]:
+    named = os.environ.get("WARPBOARD_LAVAPIPE_WIDTHS")
+    return tuple(int(w) for w in named.split(",")) if named else LAVAPIPE_WIDTHS
+
+
+def _key(env: dict) -> tuple:
+    return tuple(sorted(env.items()))
 
 
 def _same_device(info: DeviceInfo, infos: list[DeviceInfo], env: dict) -> DeviceInfo:
@@ -100,14 +152,18 @@ def _same_device(info: DeviceInfo, infos: list[DeviceInfo], env: dict) -> Device
                          f"when probed with env {env}")
 
 
-def _base_ids(infos: list[DeviceInfo]) -> list[str]:
+def _base_ids(infos: list[DeviceInfo], system: list[bool] | None = None) -> list[str]:
     """Each device's id before any width suffix: its slug ("lavapipe" for lavapipe), with
-    the driver version added where devices of one slug come from different drivers."""
+    the driver version added where devices of one slug come from different drivers; a
+    device of the loader's own ICDs (``system``) keeps the short id it has on every machine,
+    so expectations and baselines stay valid where an extra driver joins."""
+    system = system or [False] * len(infos)
     slugs = ["lavapipe" if is_lavapipe(i) else slug(i.name) for i in infos]
     out = []
-    for info, base in zip(infos, slugs):
+    for info, base, own in zip(infos, slugs, system):
         drivers = {i.driver_uuid + _version(i) for i, b in zip(infos, slugs) if b == base}
-        out.append(f"{base}-{_version(info)}" if len(drivers) > 1 else base)
+        shared = len(drivers) > 1 and not (own and sum(o for b, o in zip(slugs, system) if b == base) == 1)
+        out.append(f"{base}-{_version(info)}" if shared else base)
     return out
 
 
@@ -150,10 +206,33 @@ def select(configs: list[DeviceConfig], patterns: list[str] | None) -> list[Devi
     return [c for c in configs if c.id in chosen]
 
 
+def probe_facts(info: DeviceInfo) -> dict:
+    """The probe's facts in a few words each (``warpboard devices``, the reports' device table):
+    reported and real subgroup size, lane order, full subgroups of 32, Int64/Int16, maximal
+    reconvergence, and a finding where the real size contradicts the reported one."""
+    p = getattr(info, "probe", None) or {}
+    if not p:
+        return {}
+    full = p.get("full32")
+    facts = {"real_subgroup": p.get("real", "?"),
+             "lanes": "in order" if p.get("lanes_in_order") else "not in order" if "real" in p else "?",
+             "full32": "n/a" if full is None else f"{full['real']} wide{'' if full.get('lanes_in_order') else ', out of order'}",
+             "int64": "yes" if p.get("int64") else "no", "int16": "yes" if p.get("int16") else "no",
+             "max_reconvergence": "yes" if p.get("maximal_reconvergence") else "no", "finding": ""}
+    if p.get("error"):
+        facts["finding"] = p["error"]
+    elif p.get("real") not in (None, p.get("reported")):
+        facts["finding"] = f"reports {p.get('reported')}, runs {p.get('real')} wide"
+    elif full is not None and full.get("real") != 32:
+        facts["finding"] = f"full subgroups of 32 asked for, {full.get('real')} given"
+    return facts
+
+
 def describe(configs: list[DeviceConfig]) -> list[dict]:
-    """Rows for ``warpboard devices``: what each configuration is and its main limits."""
+    """Rows for ``warpboard devices``: what each configuration is, its main limits, and what
+    its subgroup probe found."""
     return [{"id": c.id, "name": c.info.name, "driver": c.info.driver_name,
              "driver_info": c.info.driver_info, "api_version": c.info.api_version,
-             "subgroup_size": c.info.subgroup_size,
+             "subgroup_size": c.info.subgroup_size, **probe_facts(c.info),
              "max_workgroup_invocations": c.info.max_workgroup_invocations,
              "max_shared_memory": c.info.max_shared_memory} for c in configs]

@@ -23,9 +23,11 @@ from warpboard.translator import (
     load_program,
     translate,
     vprintf,
+    warp_subgroups_used,
 )
 
 from ..case.model import Case, CaseError
+from ..vk.probe import warps
 from . import cache
 from .results import Outcome
 
@@ -123,7 +125,8 @@ def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool 
     spirv = cache.load_spirv(key) if key else None
     if spirv is not None:
         shader = Shader(spirv, mode or program.mode, prep.launch.block, case.shared_bytes, program.name,
-                        len(program.insts), cached=True)
+                        len(program.insts), cached=True,
+                        warp_subgroups=warp_subgroups_used(mode or program.mode, subgroup_vote, warp_subgroups))
     else:
         shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups)
         if key:
@@ -132,13 +135,29 @@ def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool 
 
 
 def warps_are_subgroups(info) -> bool:
-    """Whether a device's subgroups can stand for warps (32 wide, with vote, ballot, shuffle and
-    arithmetic in compute shaders): collectives then skip workgroup memory and barriers.
-    ``WARPBOARD_WARP_SUBGROUPS=off`` keeps them in workgroup memory everywhere."""
+    """Whether a device's subgroups can stand for warps: collectives then skip workgroup
+    memory and barriers. The device must have vote, ballot, shuffle and arithmetic in compute
+    shaders, and its probe (harness.vk.probe) must have found 32 real lanes in local-index
+    order, as it comes or with full subgroups of 32 asked for; a reported size of 32 alone is
+    not enough (llvmpipe at 1024 bits reports 32 and runs 16). A description without a probe
+    falls back to the reported size. ``WARPBOARD_WARP_SUBGROUPS=off`` keeps collectives in
+    workgroup memory everywhere."""
     if os.environ.get("WARPBOARD_WARP_SUBGROUPS", "on") == "off":
         return False
-    return (info.subgroup_size == 32 and "compute" in info.subgroup_stages
-            and {"vote", "ballot", "shuffle", "arithmetic"} <= set(info.subgroup_operations))
+    if "compute" not in info.subgroup_stages or \
+            not {"vote", "ballot", "shuffle", "arithmetic"} <= set(info.subgroup_operations):
+        return False
+    return warps(info)[0] if getattr(info, "probe", None) is not None else info.subgroup_size == 32
+
+
+def subgroup_request(info, block: tuple[int, int, int]) -> tuple[bool, int] | None:
+    """What a pipeline whose collectives are subgroup operations asks the device for: full
+    subgroups of 32 where the probe needed them (full only where the block's x is a multiple
+    of 32, as Vulkan requires), nothing where the subgroups are warps as they come."""
+    request = warps(info)[1] if getattr(info, "probe", None) is not None else None
+    if request is None:
+        return None
+    return (block[0] % request[1] == 0, request[1])
 
 
 def heap_offsets(buffers: list[bytes]) -> list[int]:
@@ -168,7 +187,9 @@ def control_words(prep: Prepared) -> bytes:
 
 
 def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) -> RawRun:
-    """Dispatch on an open :class:`harness.vk.Device` and split the heap back into buffers."""
+    """Dispatch on an open :class:`harness.vk.Device` and split the heap back into buffers; a
+    shader whose collectives are subgroup operations gets the subgroups it needs
+    (:func:`subgroup_request`)."""
     if len(prep.buffers) > abi.MAX_BUFFERS:
         raise ValueError(f"{len(prep.buffers)} buffers; the ABI has room for {abi.MAX_BUFFERS}")
     heap = heap_bytes(prep.buffers)
@@ -177,7 +198,8 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) 
         words = vprintf.buffer_words()
         bound.append(struct.pack(f"<{len(words)}I", *words))
     start = time.perf_counter()
-    ctrl_out, heap_out, *printf_out = device.run(shader.spirv, bound, groups=prep.launch.grid,
+    subgroups = subgroup_request(device.info, prep.launch.block) if shader.warp_subgroups else None
+    ctrl_out, heap_out, *printf_out = device.run(shader.spirv, bound, groups=prep.launch.grid, subgroups=subgroups,
                                                  timeout_s=timeout_s)
     elapsed = time.perf_counter() - start
     words = struct.unpack(f"<{abi.CTRL_WORDS}I", ctrl_out[:abi.CTRL_WORDS * 4])

@@ -26,6 +26,7 @@ from ..case.model import BrokenCase, Case, CaseError, load_case
 from . import compare, printf
 from .dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
 from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
+from . import devices
 from .worker import Worker, cached_device
 
 INTERP = "interp"
@@ -110,6 +111,9 @@ def device_limit(case: Case, info) -> str | None:
         return f"grid {list(case.grid)} exceeds the device's {list(info.max_workgroup_count)}"
     if case.shared_bytes > info.max_shared_memory:
         return f"{case.shared_bytes} bytes of shared memory, the device has {info.max_shared_memory}"
+    if not getattr(info, "shader_int64", True):
+        return ("the device has no shaderInt64, which every translated shader uses (64-bit values "
+                "are not lowered to 32-bit pairs yet)")
     largest = max(case.buffers, key=lambda b: b.words)
     if largest.words * 4 > info.max_storage_buffer_range:
         return (f"buffer {largest.name!r} of {largest.words * 4} bytes exceeds the device's "
@@ -339,7 +343,8 @@ def _device_json(config) -> dict:
     return {"id": config.id, "name": info.name, "driver_name": info.driver_name, "driver_info": info.driver_info,
             "driver_version": info.driver_version, "api_version": info.api_version,
             "subgroup_size": info.subgroup_size, "env": dict(config.env),
-            "device_uuid": getattr(info, "device_uuid", ""), "driver_uuid": getattr(info, "driver_uuid", "")}
+            "device_uuid": getattr(info, "device_uuid", ""), "driver_uuid": getattr(info, "driver_uuid", ""),
+            "probe": devices.probe_facts(info)}
 
 
 def document(cases: list[Case], devices: list[dict], results: list[CaseResult],

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..case import cubin
-from ..case.model import CONSTANT_BANK_BYTES, PARAM_BITS, CaseError, listing_kernels, load_case
+from ..case.model import PARAM_BITS, CaseError, listing_kernels, load_case
 from ..case.toml_text import toml_string, toml_words
 from . import toolchain
 from .toolchain import ARCH, ToolFailed, ToolMissing

@@ -18,7 +18,8 @@ from __future__ import annotations
 from ._base import SpirvError, VkDeviceLost, VkTimeout, VulkanError, version_str
 from .device import Device
 from .info import DeviceInfo, list_devices
+from .probe import probed_devices, warps
 from .spirv_check import check_spirv, validate_spirv
 
-__all__ = ["Device", "DeviceInfo", "list_devices", "check_spirv", "validate_spirv", "version_str",
+__all__ = ["Device", "DeviceInfo", "list_devices", "probed_devices", "warps", "check_spirv", "validate_spirv", "version_str",
            "VulkanError", "VkDeviceLost", "VkTimeout", "SpirvError"]

@@ -220,9 +220,29 @@ class Device:
 
     # ------------------------------------------------------------------ pipelines
 
-    def _pipeline(self, spirv: bytes, n_buffers: int, entry: str) -> _Pipeline:
-        """The cached pipeline for this module, or a new one (timed in last_timings)."""
-        key = (hashlib.sha256(spirv).hexdigest(), n_buffers, entry)
+    @property
+    def extensions(self) -> set[str]:
+        """The device extensions the driver offers."""
+        return device_extensions(self._pd)
+
+    def full_subgroups(self, size: int | None = None) -> str | None:
+        """Why this device cannot run a pipeline with full subgroups (of ``size``, where
+        given), or None when it can: Vulkan 1.3's computeFullSubgroups and, for a size,
+        subgroupSizeControl with the size within the device's range."""
+        have = set(self.info.features)
+        if "computeFullSubgroups" not in have:
+            return "no computeFullSubgroups"
+        if size is not None:
+            lo, hi = self.info.min_subgroup_size, self.info.max_subgroup_size
+            if "subgroupSizeControl" not in have or lo is None or not lo <= size <= hi:
+                return f"no subgroup size control to {size} (range {lo}..{hi})"
+        return None
+
+    def _pipeline(self, spirv: bytes, n_buffers: int, entry: str, subgroups=None) -> _Pipeline:
+        """The cached pipeline for this module, or a new one (timed in last_timings);
+        ``subgroups``: None, or (full, size) asking for full subgroups of that size (None:
+        any size)."""
+        key = (hashlib.sha256(spirv).hexdigest(), n_buffers, entry, subgroups)
         if key in self._pipelines:
             self.last_timings["pipeline_s"] = 0.0
             return self._pipelines[key]
@@ -232,7 +252,7 @@ class Device:
         start = time.perf_counter()
         p = _Pipeline(None, None, None, None)
         try:
-            self._build_pipeline(p, spirv, n_buffers, entry)
+            self._build_pipeline(p, spirv, n_buffers, entry, subgroups)
         except VulkanError as exc:
             self._destroy_pipeline(p)
             raise type(exc)(f"{exc} (module sha256 {key[0][:12]}, entry {entry!r}, "
@@ -242,7 +262,7 @@ class Device:
         self._pipelines[key] = p
         return p
 
-    def _build_pipeline(self, p: _Pipeline, spirv: bytes, n: int, entry: str) -> None:
+    def _build_pipeline(self, p: _Pipeline, spirv: bytes, n: int, entry: str, subgroups=None) -> None:
         dev = self._device
         code = bytes(spirv)  # pCode points into this object: keep it alive
         module_info = _v.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code)
@@ -257,7 +277,16 @@ class Device:
         layout_info = _v.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=set_layouts)
         p.layout = _call("vkCreatePipelineLayout", dev, layout_info, None)
         name = _ffi.new("char[]", entry.encode())
+        flags, size_info = 0, None
+        if subgroups is not None:
+            full, size = subgroups
+            flags = _v.VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT if full else 0
+            if size is not None:
+                size_info = _v.VkPipelineShaderStageRequiredSubgroupSizeCreateInfo(requiredSubgroupSize=size)
+            else:
+                flags |= _v.VK_PIPELINE_SHADER_STAGE_CREATE_ALLOW_VARYING_SUBGROUP_SIZE_BIT_EXT
         stage = _v.VkPipelineShaderStageCreateInfo(
+            pNext=_ffi.addressof(size_info) if size_info is not None else _ffi.NULL, flags=flags,
             stage=_v.VK_SHADER_STAGE_COMPUTE_BIT, module=p.module, pName=name)
         create_info = _v.VkComputePipelineCreateInfo(stage=stage, layout=p.layout,
                                                      basePipelineIndex=-1)
@@ -269,7 +298,7 @@ class Device:
 
     def run(self, spirv: bytes, buffers: Sequence[bytes | bytearray | memoryview],
             groups: tuple[int, int, int] = (1, 1, 1), entry: str = "main",
-            timeout_s: float = 60.0) -> list[bytes]:
+            timeout_s: float = 60.0, subgroups: tuple[bool, int | None] | None = None) -> list[bytes]:
         """Dispatch ``groups`` workgroups of ``entry`` with ``buffers`` bound as storage
         buffers (set 0, binding i) and return every buffer's contents afterwards.
 
@@ -284,7 +313,7 @@ class Device:
         pipe = None
         with ExitStack() as scratch:  # undoes this call's objects
             try:
-                pipe = self._pipeline(bytes(spirv), len(buffers), entry)
+                pipe = self._pipeline(bytes(spirv), len(buffers), entry, subgroups)
                 out = self._run(scratch, pipe, buffers, groups, timeout_s)
                 pipe.dispatched = True
                 return out

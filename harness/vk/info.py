@@ -1,7 +1,7 @@
 """Physical devices: what each is and can do (:class:`DeviceInfo`, :func:`list_devices`)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from ._base import (
     _WANTED_FEATURES,
@@ -46,6 +46,7 @@ class DeviceInfo:
     features: tuple[str, ...]
     device_uuid: str = ""           # VkPhysicalDeviceIDProperties: tells identical devices apart
     driver_uuid: str = ""           # ... and two builds of one driver
+    probe: dict | None = field(default=None, compare=False)   # what a dispatch found (harness.vk.probe)
 
     @property
     def identity(self) -> tuple[str, str] | None:

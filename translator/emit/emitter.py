@@ -44,6 +44,13 @@ class Shader:
     kernel: str
     instructions: int
     cached: bool = False        # came from the SPIR-V cache, not from translation
+    warp_subgroups: bool = False  # collectives as subgroup operations: the device's subgroups must be warps
+
+
+def warp_subgroups_used(mode: str, subgroup_vote: bool, warp_subgroups: bool) -> bool:
+    """Whether a shader of this mode takes collectives to subgroup operations when asked:
+    only in turns mode, and only with the vote reduced in the subgroup."""
+    return warp_subgroups and subgroup_vote and mode == "turns"
 
 
 class Emitter:
@@ -57,7 +64,7 @@ class Emitter:
         self.subgroup_vote = subgroup_vote
         self.mode = mode or self.program.mode
         # collectives through subgroup operations: the device's subgroups are warps
-        self.warp_subgroups = warp_subgroups and subgroup_vote and self.mode == "turns"
+        self.warp_subgroups = warp_subgroups_used(self.mode, subgroup_vote, warp_subgroups)
         self.reachable = self.program.reachable
         self.nthreads = block[0] * block[1] * block[2]
         self.m = Module()
@@ -361,7 +368,7 @@ class Emitter:
         m.emit_mixed("entry", "EntryPoint", ExecutionModel.GLCompute, entry_id, "main", m.interface)
         m.emit("mode", "ExecutionMode", entry_id, ExecutionMode.LocalSize, *self.block)
         return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
-                      len(self.program.insts))
+                      len(self.program.insts), warp_subgroups=self.warp_subgroups)
 
     def emit_strided(self, count: int, body) -> None:
         """``for (i = tid; i < count; i += threads) body(i)``: each thread a strided share."""
@@ -438,4 +445,4 @@ def translate(program: Program, block: tuple[int, int, int], shared_bytes: int =
     return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups, strategy).build()
 
 
-__all__ = ["translate", "Shader", "Emitter", "STRATEGIES"]
+__all__ = ["translate", "Shader", "Emitter", "STRATEGIES", "warp_subgroups_used"]

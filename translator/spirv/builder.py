@@ -44,7 +44,7 @@ STORAGE = dict(Input=1, Uniform=2, Workgroup=4, Private=6, Function=7, StorageBu
 DECORATION = dict(Block=2, ArrayStride=6, BuiltIn=11, Volatile=21, Coherent=23, Binding=33,
                   DescriptorSet=34, Offset=35, NoContraction=42)
 BUILTIN = dict(NumWorkgroups=24, WorkgroupId=26, LocalInvocationId=27, LocalInvocationIndex=29,
-               SubgroupSize=36, SubgroupLocalInvocationId=41)
+               SubgroupSize=36, NumSubgroups=38, SubgroupId=40, SubgroupLocalInvocationId=41)
 CAPABILITY = dict(Shader=1, Int64=11, Int64Atomics=12, GroupNonUniform=61, GroupNonUniformVote=62, GroupNonUniformArithmetic=63,
                   GroupNonUniformBallot=64, GroupNonUniformShuffle=65)
 GLSL = dict(RoundEven=2, Trunc=3, Floor=8, Ceil=9, Sin=13, Cos=14, Tanh=21, Exp=27, Exp2=29, Log2=30, Sqrt=31, InverseSqrt=32,
@@ -65,7 +65,9 @@ class Module:
 
     SECTIONS = ("capability", "ext", "import", "model", "entry", "mode", "debug", "annotation", "global", "code")
 
-    def __init__(self):
+    def __init__(self, int64: bool = True):
+        """``int64``: declare the 64-bit integer type up front, as every translated shader
+        uses it; a module without it needs no ``Int64`` capability (the device probe's)."""
         self.bound = 1
         self.sections: dict[str, list[int]] = {s: [] for s in self.SECTIONS}
         self._types: dict[tuple, int] = {}
@@ -77,7 +79,7 @@ class Module:
         # every module uses these three
         self._bool = self._type(("bool",), "TypeBool")
         self._u32 = self._type(("int", 32), "TypeInt", 32, 0)
-        self._u64 = self._type(("int", 64), "TypeInt", 64, 0)
+        self._u64 = self._type(("int", 64), "TypeInt", 64, 0) if int64 else None
 
     # ------------------------------------------------------------------ raw emission
     def new_id(self) -> int:
@@ -208,7 +210,7 @@ class Module:
         """A ``buffer { uint words[]; }`` at set 0, the given binding; ``elem`` = :meth:`u64`
         gives a ``uint64_t`` view of the same buffer (for 64-bit atomics)."""
         elem = self.u32() if elem is None else elem
-        stride = 8 if elem == self.u64() else 4
+        stride = 8 if elem == self._u64 else 4
         arr = self.runtime_array(elem, stride)
         key = ("ssbo-struct", stride)
         if key not in self._types:
