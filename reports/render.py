@@ -18,8 +18,8 @@ from tabulate import tabulate
 from warpboard.harness.files import write_atomic
 
 from . import collect, printf_view, verdict
-from .page import hexword, html
-from .collect import MISSING, Comparison
+from .page import html
+from .collect import Comparison
 
 # --------------------------------------------------------------------------- helpers
 
@@ -39,21 +39,6 @@ def md(text: Any) -> str:
     one line."""
     one_line = " ".join(plain(text).split())
     return _MD_SPECIAL.sub(r"\\\1", _html.escape(one_line, quote=False))
-
-
-def esc(text: Any) -> str:
-    """HTML-escape anything (attributes included)."""
-    return _html.escape("" if text is None else str(text), quote=True)
-
-
-def hexword(value: Any) -> str:
-    """A buffer word in hex, as 32-bit unsigned (64-bit if it does not fit)."""
-    if value is None:
-        return MISSING
-    v = int(value)
-    if v < 0:
-        v &= 0xFFFFFFFF if v >= -(1 << 31) else 0xFFFFFFFFFFFFFFFF
-    return f"0x{v:08x}"
 
 
 def _first_line(text: str, limit: int = MAX_MESSAGE) -> str:
