@@ -26,6 +26,7 @@ from .worker import Worker
 
 LAVAPIPE_WIDTHS = (128, 256, 512)   # bits -> subgroup size 4, 8, 16 (32-bit lanes); 1024 and 2048
                                     # report 32 and 64 and run 16 (the probe shows it)
+EXTRA_LAVAPIPE_WIDTHS = (256,)      # a lavapipe of an extra ICD: one width, to keep the default run short
 SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json"     # Debian's chromium-common
 PRIVATE_DRIVERS = Path(__file__).resolve().parents[2] / ".vk-drivers"   # made by ci/setup.sh
 _LIST_DEVICES = "warpboard.harness.vk:probed_devices"
@@ -107,24 +108,25 @@ def default_icds() -> list[str]:
 def discover(timeout_s: float = 60.0, icds: list[str] | None = None, extra: tuple[str, ...] = ()) -> list[DeviceConfig]:
     """Every device configuration of every driver source (:func:`driver_envs`), in order.
 
-    Non-lavapipe devices give one configuration each; lavapipe gives one per LAVAPIPE_WIDTHS
-    (``$WARPBOARD_LAVAPIPE_WIDTHS``: bits, comma-separated), named from the subgroup size its
-    probe process reported. Every probe also dispatches the subgroup probe (harness.vk.probe).
+    Non-lavapipe devices give one configuration each; the system's lavapipe gives one per
+    LAVAPIPE_WIDTHS and one of an extra ICD one per EXTRA_LAVAPIPE_WIDTHS (both
+    ``$WARPBOARD_LAVAPIPE_WIDTHS`` where set: bits, comma-separated), named from the subgroup
+    size its probe process reported. Every probe also dispatches the subgroup probe
+    (harness.vk.probe).
     """
     sources = driver_envs(icds, extra)
     with ThreadPoolExecutor(len(sources)) as pool:
         plains = list(pool.map(lambda env: _probe(env, timeout_s), sources))
     entries = [(env, info, k == 0) for k, (env, infos) in enumerate(zip(sources, plains)) for info in infos]
-    widths = lavapipe_widths()
     width_envs = [{**env, "LP_NATIVE_VECTOR_WIDTH": str(w)} for env, infos in zip(sources, plains)
-                  if any(is_lavapipe(i) for i in infos) for w in widths]
+                  if any(is_lavapipe(i) for i in infos) for w in lavapipe_widths(env)]
     with ThreadPoolExecutor(max(1, len(width_envs))) as pool:
         by_width = dict(zip(map(_key, width_envs), pool.map(lambda env: _probe(env, timeout_s), width_envs)))
     bases = _base_ids([info for _, info, _ in entries], [system for _, _, system in entries])
     found: list[tuple[str, dict, DeviceInfo]] = []
     for (env, info, _), base in zip(entries, bases):
         if is_lavapipe(info):
-            for w in widths:
+            for w in lavapipe_widths(env):
                 wenv = {**env, "LP_NATIVE_VECTOR_WIDTH": str(w)}
                 i = _same_device(info, by_width[_key(wenv)], wenv)
                 found.append((f"{base}-w{i.subgroup_size}", wenv, i))
@@ -133,9 +135,12 @@ def discover(timeout_s: float = 60.0, icds: list[str] | None = None, extra: tupl
     return _unique(found)
 
 
-def lavapipe_widths() -> tuple[int, ...]:
+def lavapipe_widths(env: dict[str, str]) -> tuple[int, ...]:
+    """The vector widths (bits) lavapipe of a driver source runs at (see :func:`discover`)."""
     named = os.environ.get("WARPBOARD_LAVAPIPE_WIDTHS")
-    return tuple(int(w) for w in named.split(",")) if named else LAVAPIPE_WIDTHS
+    if named:
+        return tuple(int(w) for w in named.split(","))
+    return EXTRA_LAVAPIPE_WIDTHS if "VK_DRIVER_FILES" in env else LAVAPIPE_WIDTHS
 
 
 def _key(env: dict) -> tuple:
