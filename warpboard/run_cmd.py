@@ -138,26 +138,35 @@ def _load_list(path: str | None, what: str, statuses: bool = True) -> Expectatio
         raise UsageError(str(exc)) from None
 
 
-def load_costs(path: str | None) -> dict[str, float]:
-    """Case id -> recorded seconds; {} without a file."""
+def load_costs(path: str | None) -> dict[str, dict[str, float]]:
+    """Case id -> device id -> recorded seconds ({} without a file); a case's single number
+    stands for every device."""
     if path is None or not Path(path).is_file():
         return {}
     try:
         costs = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: cannot read the costs: {exc}") from None
-    if not isinstance(costs, dict) or not all(isinstance(v, (int, float)) for v in costs.values()):
-        raise UsageError(f"{path}: expected a JSON object of case id -> seconds")
-    return {str(k): float(v) for k, v in costs.items()}
+    out: dict[str, dict[str, float]] = {}
+    for case, value in (costs.items() if isinstance(costs, dict) else [("", None)]):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[case] = {"*": float(value)}
+        elif isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
+            out[case] = {str(d): float(v) for d, v in value.items()}
+        else:
+            raise UsageError(f"{path}: expected a JSON object of case id -> seconds, or -> device id -> seconds")
+    return out
 
 
-def costs_of(doc: dict, before: dict[str, float]) -> dict[str, float]:
-    """``before`` with each case of the run at its slowest cell's seconds (cells that ran through)."""
-    now: dict[str, float] = {}
+def costs_of(doc: dict, before: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """``before`` with each cell of the run at its seconds: a cell that ran through, or one
+    that ran out of time (then at least that long: its next watchdog is longer)."""
+    out = {case: dict(devices) for case, devices in before.items()}
     for r in doc["results"]:
-        if r.get("time_s") is not None and r["status"] in ("PASS", "XFAIL", "PENDING", "FAIL"):
-            now[r["case"]] = round(max(now.get(r["case"], 0.0), r["time_s"]), 2)
-    return {**before, **now}
+        if r.get("time_s") is not None and r["status"] in ("PASS", "XFAIL", "PENDING", "FAIL", "TIMEOUT"):
+            out.setdefault(r["case"], {}).pop("*", None)
+            out[r["case"]][r["device"]] = round(r["time_s"], 2)
+    return out
 
 
 def select_devices(patterns: list[str] | None, icds: list[str] = ()) -> list:

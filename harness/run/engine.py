@@ -44,15 +44,18 @@ class Options:
     budget: int | None = None       # step budget override
     mode: str | None = None         # force "free" or "turns"
     retries: int = 1                # a failing cell runs again this often; failed, then passed: FLAKY
-    costs: dict[str, float] = field(default_factory=dict)   # case id -> recorded seconds (ci/costs.json)
+    costs: dict[str, dict[str, float]] = field(default_factory=dict)   # case -> device -> seconds (ci/costs.json)
     target: str = "warpboard.harness.run.engine:worker_run"   # what the worker calls (tests inject failures here)
 
-    def timeout_for(self, case_id: str) -> float:
-        """The watchdog of one case: COST_FACTOR times its recorded cost, at least timeout_s."""
-        return max(self.timeout_s, COST_FACTOR * self.costs.get(case_id, 0.0))
+    def timeout_for(self, case_id: str, device_id: str = "") -> float:
+        """The watchdog of one cell: COST_FACTOR times the case's recorded cost on that device
+        (on a device without a record, its slowest recorded one), at least timeout_s."""
+        recorded = self.costs.get(case_id) or {}
+        cost = recorded.get(device_id, max(recorded.values(), default=0.0))
+        return max(self.timeout_s, COST_FACTOR * cost)
 
-    def for_worker(self, case_id: str = "") -> dict:
-        return {"timeout_s": self.timeout_for(case_id), "budget": self.budget, "mode": self.mode}
+    def for_worker(self, case_id: str = "", device_id: str = "") -> dict:
+        return {"timeout_s": self.timeout_for(case_id, device_id), "budget": self.budget, "mode": self.mode}
 
 
 @dataclass
@@ -310,7 +313,7 @@ def run_in_worker(worker, case: Case, device_id: str, index: int | None, options
                   root: str | None = None) -> CaseResult:
     """One cell through a worker: a hang or a crash of the worker becomes TIMEOUT or CRASH."""
     reply = worker.call(options.target, str(case.path), root, index, device_id,
-                        options.for_worker(case.id), timeout_s=options.timeout_for(case.id) + 10)
+                        options.for_worker(case.id, device_id), timeout_s=options.timeout_for(case.id, device_id) + 10)
     if reply.ok:
         result = CaseResult.from_json(reply.value)
         if result.status is Status.TIMEOUT:

@@ -9,6 +9,8 @@ import pytest
 from warpboard.harness.case.expectations import parse_expectations
 from warpboard.harness.run import engine
 from warpboard.harness.run.results import Status
+from warpboard import run_cmd
+from warpboard.args import UsageError
 from warpboard.reports import render, verdict
 
 TARGET = "support.worker_targets:scripted_cell"
@@ -93,7 +95,28 @@ def test_the_interpreter_column_reproduces_with_device_none():
 
 @pytest.mark.parametrize("cost, floor, watchdog", [(0.0, 60.0, 60.0), (10.0, 60.0, 60.0), (44.4, 60.0, 177.6)])
 def test_a_case_watchdog_is_its_recorded_cost_times_four_with_a_floor(cost, floor, watchdog):
-    options = engine.Options(timeout_s=floor, costs={"x": cost})
-    assert options.timeout_for("x") == pytest.approx(watchdog)
-    assert options.for_worker("x")["timeout_s"] == pytest.approx(watchdog)
-    assert options.timeout_for("unknown") == floor
+    options = engine.Options(timeout_s=floor, costs={"x": {"gpu": cost}})
+    assert options.timeout_for("x", "gpu") == pytest.approx(watchdog)
+    assert options.for_worker("x", "gpu")["timeout_s"] == pytest.approx(watchdog)
+    assert options.timeout_for("unknown", "gpu") == floor
+
+
+def test_costs_are_per_device_and_a_device_without_one_gets_the_slowest():
+    options = engine.Options(timeout_s=60, costs={"x": {"lavapipe-w4": 10.0, "lavapipe-25.0.7-w8": 50.0}})
+    assert options.timeout_for("x", "lavapipe-w4") == 60
+    assert options.timeout_for("x", "lavapipe-25.0.7-w8") == 200
+    assert options.timeout_for("x", "new-device") == 200
+
+
+def test_the_costs_file_records_each_cell_and_a_timeout_as_at_least_its_time(tmp_path):
+    doc = {"results": [{"case": "a", "device": "w4", "status": "PASS", "time_s": 1.234},
+                       {"case": "a", "device": "w8", "status": "TIMEOUT", "time_s": 60.0},
+                       {"case": "b", "device": "w4", "status": "CRASH", "time_s": 0.5}]}
+    old = tmp_path / "costs.json"
+    old.write_text('{"b": 3.0, "c": 2.0}')                  # the older form: one number a case
+    before = run_cmd.load_costs(str(old))
+    assert before == {"b": {"*": 3.0}, "c": {"*": 2.0}}
+    assert run_cmd.costs_of(doc, before) == {"a": {"w4": 1.23, "w8": 60.0}, "b": {"*": 3.0}, "c": {"*": 2.0}}
+    old.write_text('{"b": "slow"}')
+    with pytest.raises(UsageError, match="case id -> seconds"):
+        run_cmd.load_costs(str(old))
