@@ -26,7 +26,7 @@ from .worker import Worker
 
 LAVAPIPE_WIDTHS = (128, 256, 512)   # bits -> subgroup size 4, 8, 16 (32-bit lanes); 1024 and 2048
                                     # report 32 and 64 and run 16 (the probe shows it)
-EXTRA_LAVAPIPE_WIDTHS = (256,)      # a lavapipe of an extra ICD: one width, to keep the default run short
+EXTRA_LAVAPIPE_WIDTHS = (128,)      # a lavapipe of an extra ICD: its cheapest width, to keep the default run short
 SWIFTSHADER_ICD = "/usr/lib/chromium/vk_swiftshader_icd.json"     # Debian's chromium-common
 PRIVATE_DRIVERS = Path(__file__).resolve().parents[2] / ".vk-drivers"   # made by ci/setup.sh
 _LIST_DEVICES = "warpboard.harness.vk:probed_devices"
