@@ -4,12 +4,11 @@ can pass. Each listing deadlocked (LIVELOCK) or gave other words before its rule
 ends must give the words below."""
 
 import pytest
+from support.listing_kit import HEAD, store_outputs
+from support.paths import CASES
 from warpboard.harness.case.model import load_case
 from warpboard.harness.run.engine import run_case
 from warpboard.harness.run.results import Status
-
-from support.listing_kit import HEAD, store_outputs
-from support.paths import CASES
 
 LANES = 32
 # one library case per rule, reduced from random programs or written from the CUDA they break

@@ -4,16 +4,14 @@ The cases under ``cases/repro/`` hold the words recorded on an H200; each rule b
 shown necessary by taking it away."""
 
 import pytest
+from support.paths import library_case
 from warpboard.harness import vk
-from warpboard.harness.case.model import load_case
 from warpboard.harness.run import devices
 from warpboard.harness.run.engine import run_case
 from warpboard.harness.run.results import Status
 from warpboard.translator.interp import thread as interp_ctx
 from warpboard.translator.ir.program import load_program
 from warpboard.translator.isa import ops
-
-from support.paths import CASES
 
 REPROS = ["repro/livelock_bsync_warpsync", "repro/ballot_after_exchange", "repro/ballot_split_masks"]
 pytestmark = pytest.mark.xdist_group("lavapipe-w8")
@@ -27,15 +25,11 @@ def device():
         yield dev
 
 
-def _case(case_id):
-    return load_case(CASES / f"{case_id}.toml", CASES)
-
-
 @pytest.mark.parametrize("case_id", REPROS)
 @pytest.mark.parametrize("backend", ["interp", "vulkan"])
 def test_register_mask_collectives_give_the_recorded_words(case_id, backend, request):
     dev = request.getfixturevalue("device") if backend == "vulkan" else None
-    result = run_case(_case(case_id), backend, dev)
+    result = run_case(library_case(case_id), backend, dev)
     assert result.status is Status.PASS, result.message
     assert result.mismatch_count == 0
 
@@ -56,7 +50,7 @@ def test_without_the_predicate_of_r2ur_disjoint_masks_take_the_fast_path(monkeyp
     """With Pd never written (false), converged lanes holding two different masks vote
     together on the fast path: every lane of T1 gets 0xffffffff, not its own half."""
     monkeypatch.setattr(ops, "PREDICATE_FORMS", {})
-    result = run_case(_case("repro/ballot_split_masks"), "interp")
+    result = run_case(library_case("repro/ballot_split_masks"), "interp")
     assert result.status is Status.FAIL
     assert any(m.index < 32 for m in result.mismatches)
 
@@ -65,5 +59,5 @@ def test_with_a_per_lane_guard_on_bra_div_disjoint_masks_do_not_meet(monkeypatch
     """Lanes whose guard is false must take BRA.DIV too: converged lanes holding two
     different masks go to the slow path together, where each mask meets its own lanes."""
     monkeypatch.setattr(interp_ctx.ThreadCtx, "jump_unguarded", lambda x, target, taken: x.jump(target, taken))
-    result = run_case(_case("repro/ballot_split_masks"), "interp")
+    result = run_case(library_case("repro/ballot_split_masks"), "interp")
     assert result.status is not Status.PASS

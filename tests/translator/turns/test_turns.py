@@ -5,13 +5,12 @@ lets a spinner placed before its producer finish."""
 import struct
 
 import pytest
-from warpboard.harness.case.model import discover_cases, load_case
+from support.paths import CASES, library_case
+from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run import dispatch
 from warpboard.harness.run.engine import Options, run_case
 from warpboard.harness.run.results import Status
 from warpboard.translator.interp import waits as schedule
-
-from support.paths import CASES
 
 TURNS_CASES = ["truth/uneven_branch_ballot", "branches/uneven_if_chain", "bssy/nested_if4",
                "bssy/hand_nested4_break", "truth/nested_rejoin_masks", "exit/exit_inside_divergence",
@@ -20,22 +19,18 @@ TURNS_CASES = ["truth/uneven_branch_ballot", "branches/uneven_if_chain", "bssy/n
 pytestmark = pytest.mark.xdist_group("lavapipe-w8")
 
 
-def _case(case_id):
-    return load_case(CASES / f"{case_id}.toml", CASES)
-
-
 @pytest.mark.parametrize("case_id", TURNS_CASES)
 @pytest.mark.parametrize("backend", ["interp", "vulkan"])
 def test_every_thread_gets_the_recorded_words(case_id, backend, request):
     dev = request.getfixturevalue("vulkan_device") if backend == "vulkan" else None
-    result = run_case(_case(case_id), backend, dev)
+    result = run_case(library_case(case_id), backend, dev)
     assert result.mode == "turns"
     assert result.status is Status.PASS, result.message
     assert result.mismatch_count == 0 and result.turns > 0
 
 
 def test_without_the_yield_rule_the_spinner_starves_its_producer(monkeypatch):
-    case = _case("spin/spinner_first_no_yield")
+    case = library_case("spin/spinner_first_no_yield")
     monkeypatch.setattr(schedule, "after_block", lambda t, block: None)
     result = run_case(case, "interp", None, Options(budget=500))
     assert result.status is Status.LIVELOCK
@@ -43,7 +38,7 @@ def test_without_the_yield_rule_the_spinner_starves_its_producer(monkeypatch):
 
 
 def test_a_kernel_that_never_ends_is_livelock_naming_pcs_and_threads(vulkan_device):
-    case = _case("spin/never_ends")
+    case = library_case("spin/never_ends")
     for dev, backend in ((None, "interp"), (vulkan_device, "vulkan")):
         result = run_case(case, backend, dev)
         assert result.status is Status.LIVELOCK, result.message
@@ -80,7 +75,7 @@ def _opcodes(spirv: bytes):
 
 
 def _shader(case_id):
-    prep = dispatch.prepare(_case(case_id))
+    prep = dispatch.prepare(library_case(case_id))
     return prep.program, dispatch.translate_case(prep, use_cache=False)[0]
 
 

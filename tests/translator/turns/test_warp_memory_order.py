@@ -7,11 +7,10 @@ import importlib.util
 import struct
 
 import pytest
+from support.paths import CASES
 from warpboard.harness.case.model import load_case
 from warpboard.harness.run.dispatch import prepare
 from warpboard.translator.interp.machine import Interpreter, Memory
-
-from support.paths import CASES
 
 
 def _lockstep_module():
