@@ -74,10 +74,10 @@ def translator_digest() -> str:
 
 
 def spirv_key(listing: str, kernel: str, block, shared_bytes: int, mode: str | None, subgroup_vote: bool,
-              warp_subgroups: bool = False) -> str:
+              warp_subgroups: bool = False, features: frozenset[str] | None = None) -> str:
     h = hashlib.sha256(translator_digest().encode())
     for part in (listing, kernel, repr(tuple(block)), str(shared_bytes), str(mode), str(subgroup_vote),
-                 str(warp_subgroups)):
+                 str(warp_subgroups), "all" if features is None else ",".join(sorted(features))):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

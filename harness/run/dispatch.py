@@ -115,20 +115,28 @@ def check_constants(case: Case, program: Program) -> None:
             f"banks from the cubin")
 
 
+SHADER_FEATURES = frozenset({"shaderInt64", "shaderBufferInt64Atomics"})
+"""The device features a translated shader's form depends on (the rest it never uses)."""
+
+
 def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
-                   use_cache: bool = True, warp_subgroups: bool = False) -> tuple[Shader, float]:
-    """The case's shader (from the SPIR-V cache when it has it) and the seconds it took."""
+                   use_cache: bool = True, warp_subgroups: bool = False,
+                   features: frozenset[str] | None = None) -> tuple[Shader, float]:
+    """The case's shader (from the SPIR-V cache when it has it) and the seconds it took;
+    ``features``: the device's (translator.translate: what the shader may use)."""
     start = time.perf_counter()
     case, program = prep.case, prep.program
+    used = None if features is None else frozenset(features) & SHADER_FEATURES
     key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,
-                          subgroup_vote, warp_subgroups) if use_cache else None
+                          subgroup_vote, warp_subgroups, used) if use_cache else None
     spirv = cache.load_spirv(key) if key else None
     if spirv is not None:
         shader = Shader(spirv, mode or program.mode, prep.launch.block, case.shared_bytes, program.name,
                         len(program.insts), cached=True,
                         warp_subgroups=warp_subgroups_used(mode or program.mode, subgroup_vote, warp_subgroups))
     else:
-        shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups)
+        shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups,
+                           features=used)
         if key:
             cache.store_spirv(key, shader.spirv)
     return shader, time.perf_counter() - start

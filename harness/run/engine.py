@@ -82,7 +82,8 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
         if device is None:
             raw = run_interpreter(prep)
         else:
-            shader, _ = translate_case(prep, options.mode, warp_subgroups=warps_are_subgroups(device.info))
+            shader, _ = translate_case(prep, options.mode, warp_subgroups=warps_are_subgroups(device.info),
+                                       features=frozenset(device.info.features))
             raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
         _record(case, raw, result)
     except (UnsupportedInstruction, _BeyondDevice) as exc:
@@ -114,9 +115,6 @@ def device_limit(case: Case, info) -> str | None:
         return f"grid {list(case.grid)} exceeds the device's {list(info.max_workgroup_count)}"
     if case.shared_bytes > info.max_shared_memory:
         return f"{case.shared_bytes} bytes of shared memory, the device has {info.max_shared_memory}"
-    if not getattr(info, "shader_int64", True):
-        return ("the device has no shaderInt64, which every translated shader uses (64-bit values "
-                "are not lowered to 32-bit pairs yet)")
     largest = max(case.buffers, key=lambda b: b.words)
     if largest.words * 4 > info.max_storage_buffer_range:
         return (f"buffer {largest.name!r} of {largest.words * 4} bytes exceeds the device's "

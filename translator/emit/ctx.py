@@ -274,6 +274,21 @@ class SpirvCtx:
         return v
 
     def add64(self, a, b): return self._binary("IAdd", self.u64, a, b, "add64", 0)
+    def sub64(self, a, b): return self._op("ISub", self.u64, a, b, fold="sub64")
+    def and64(self, a, b): return self._op("BitwiseAnd", self.u64, a, b, fold="and64")
+    def or64(self, a, b): return self._op("BitwiseOr", self.u64, a, b, fold="or64")
+
+    def cmp64(self, op, a, b):
+        """An unsigned comparison of two 64-bit words."""
+        va, vb = self._value(a), self._value(b)
+        if va is not None and vb is not None:
+            return self.kb(intops.cmp(op, va, vb, False))
+        return self.f.op(_CMP[(op, False)], self.bool, a, b)
+
+    def sel64(self, c, a, b):
+        cv = self._value(c)
+        return (a if cv else b) if cv is not None else self.f.op("Select", self.u64, c, a, b)
+
     def mul64(self, a, b): return self._op("IMul", self.u64, a, b, fold="mul64")
     def shl64(self, a, n): return self._shift("ShiftLeftLogical", "shl64", self.u64, a, n, 64, lambda a: self.k64(0))
     def shr64(self, a, n): return self._shift("ShiftRightLogical", "shr64", self.u64, a, n, 64, lambda a: self.k64(0))

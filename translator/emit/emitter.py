@@ -25,6 +25,7 @@ from . import turns
 from .ctx import SpirvCtx
 from .mem import MemoryEmitter
 from .outcome import Outcome
+from .pairs import PairCtx
 from .printf import VprintfEmitter
 
 STRATEGIES = {
@@ -57,7 +58,8 @@ class Emitter:
     """Builds the module for one program and one block shape."""
 
     def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
-                 subgroup_vote: bool = True, warp_subgroups: bool = False, strategy: str = "turns"):
+                 subgroup_vote: bool = True, warp_subgroups: bool = False, strategy: str = "turns",
+                 features: frozenset[str] | None = None):
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown translation strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         self.program, self.block, self.shared_bytes = program.for_block(block), block, shared_bytes
@@ -67,7 +69,11 @@ class Emitter:
         self.warp_subgroups = warp_subgroups_used(self.mode, subgroup_vote, warp_subgroups)
         self.reachable = self.program.reachable
         self.nthreads = block[0] * block[1] * block[2]
-        self.m = Module()
+        # the device features the shader may use (Vulkan feature names; None: all of them)
+        self.int64 = features is None or "shaderInt64" in features
+        self.int64_atomics = self.int64 and (features is None or "shaderBufferInt64Atomics" in features)
+        self.Ctx = SpirvCtx if self.int64 else PairCtx      # 64-bit values: native, or pairs of words
+        self.m = Module(int64=self.int64)
         self.f = Function(self.m)
         self.const_value = self.m.value_of
         self._k: dict[int, int] = {}
@@ -89,7 +95,7 @@ class Emitter:
     # ---------------------------------------------------------------- module set-up
     def _setup(self) -> None:
         m, f = self.m, self.f
-        caps = ["Shader", "Int64"] + (["GroupNonUniform", "GroupNonUniformArithmetic", "GroupNonUniformBallot"]
+        caps = ["Shader"] + (["Int64"] if self.int64 else []) + (["GroupNonUniform", "GroupNonUniformArithmetic", "GroupNonUniformBallot"]
                                        if self.subgroup_vote and self.mode == "turns" else []) + \
             (["GroupNonUniformVote", "GroupNonUniformShuffle"] if self.warp_subgroups else [])
         for cap in caps:
@@ -273,15 +279,15 @@ class Emitter:
                     self.clock_now = self.f.op("IAdd", self.m.u32(), self._clock_base, self.k(k))
                 en = active
                 if inst.guard is not None:
-                    probe = SpirvCtx(self, inst, active, out)
+                    probe = self.Ctx(self, inst, active, out)
                     en = probe.band(active, probe.readp(inst.guard))
-                inst.spec.sem(SpirvCtx(self, inst, en, out), inst)
+                inst.spec.sem(self.Ctx(self, inst, en, out), inst)
             if segmented and warp.uses_site(inst):
                 warp.run_passes(run_pass)
             else:
                 run_pass()
         self.flush()
-        self._store_next_pc(SpirvCtx(self, block.insts[-1], active, out), block, free)
+        self._store_next_pc(self.Ctx(self, block.insts[-1], active, out), block, free)
         if segmented:
             warp.close_segments()
         return out
@@ -431,18 +437,20 @@ def _needs_uniform_flow(block: Block) -> bool:
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
               mode: str | None = None, subgroup_vote: bool = True, warp_subgroups: bool = False,
-              strategy: str = "turns") -> Shader:
+              strategy: str = "turns", features: frozenset[str] | None = None) -> Shader:
     """Translate a program for one block shape; ``mode`` forces "free" or "turns";
     ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic);
     ``warp_subgroups`` swaps collectives' values with subgroup operations instead of workgroup
     memory and barriers (for devices whose subgroups are 32 invocations in invocation order; the
     shader checks, and reports NOT_WARPS where they are not); ``strategy`` names one of
-    :data:`STRATEGIES`."""
+    :data:`STRATEGIES`; ``features``: the Vulkan feature names the device has (None: all): without
+    ``shaderInt64`` 64-bit values are pairs of words (:mod:`translator.emit.pairs`), and 64-bit
+    atomics, which need it and ``shaderBufferInt64Atomics``, are UNSUPPORTED."""
     program = program.for_block(block)
     if mode == "free" and program.turns:
         raise ValueError(f"{program.name} uses collectives or barriers, or its lanes share memory in "
                          "instruction order: it cannot run in free mode")
-    return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups, strategy).build()
+    return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups, strategy, features).build()
 
 
 __all__ = ["translate", "Shader", "Emitter", "STRATEGIES", "warp_subgroups_used"]

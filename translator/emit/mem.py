@@ -192,6 +192,10 @@ class MemoryEmitter:
             raise UnsupportedInstruction(f"{x.inst.where}: a 64-bit atomic on {space} memory in '{x.inst.text}' "
                                          f"(the shader's {space} memory is 32-bit words; the interpreter runs it)",
                                          x.inst.opcode)
+        if not self.e.int64_atomics:
+            raise UnsupportedInstruction(
+                f"{x.inst.where}: a 64-bit atomic in '{x.inst.text}' needs shaderInt64 and "
+                "shaderBufferInt64Atomics, which the device does not have", x.inst.opcode)
         f, m, u32 = self.f, self.m, self.m.u32()
         ok, index, _, lo, hi = self._where(x, space, addr, 8)
         aligned = x.cmp("eq", x.and_(lo, x.k32(7)), x.k32(0), False)

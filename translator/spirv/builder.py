@@ -23,7 +23,7 @@ OP = dict(
     ConvertUToF=112, UConvert=113, SConvert=114, FConvert=115, Bitcast=124, FAdd=129, FSub=131, FMul=133, FDiv=136,
     IsNan=156,
     FOrdLessThan=184, FOrdGreaterThanEqual=190, TypeFloat=22,
-    IAdd=128, ISub=130, IMul=132, UDiv=134, UMod=137,
+    IAdd=128, ISub=130, IMul=132, UDiv=134, UMod=137, UMulExtended=151,
     LogicalEqual=164, LogicalNotEqual=165, LogicalOr=166, LogicalAnd=167, LogicalNot=168, Select=169,
     IEqual=170, INotEqual=171, UGreaterThan=172, SGreaterThan=173, UGreaterThanEqual=174,
     SGreaterThanEqual=175, ULessThan=176, SLessThan=177, ULessThanEqual=178, SLessThanEqual=179,
@@ -66,8 +66,9 @@ class Module:
     SECTIONS = ("capability", "ext", "import", "model", "entry", "mode", "debug", "annotation", "global", "code")
 
     def __init__(self, int64: bool = True):
-        """``int64``: declare the 64-bit integer type up front, as every translated shader
-        uses it; a module without it needs no ``Int64`` capability (the device probe's)."""
+        """``int64``: declare the 64-bit integer type up front (a shader for a device with
+        ``shaderInt64``); a module without it needs no ``Int64`` capability and has no
+        :meth:`u64` (the device probe's, and shaders whose 64-bit values are pairs of words)."""
         self.bound = 1
         self.sections: dict[str, list[int]] = {s: [] for s in self.SECTIONS}
         self._types: dict[tuple, int] = {}
@@ -132,7 +133,14 @@ class Module:
     def f32(self):
         return self._type(("float", 32), "TypeFloat", 32)
 
-    def u64(self): return self._u64
+    def u64(self):
+        if self._u64 is None:
+            raise ValueError("this module has no 64-bit integers (Module(int64=False))")
+        return self._u64
+
+    def struct(self, *members):
+        """A plain struct of the given member types (the result of OpUMulExtended, ...)."""
+        return self._type(("struct", *members), "TypeStruct", *members)
 
     def vec(self, elem, n): return self._type(("vec", elem, n), "TypeVector", elem, n)
     def func_type(self, ret, *params): return self._type(("fn", ret, *params), "TypeFunction", ret, *params)

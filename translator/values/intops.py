@@ -79,6 +79,17 @@ def shr64(a, n): return a >> n if n < 64 else 0
 def sar64(a, n): return (s64(a) >> min(n, 63)) & M64
 
 
+# 64-bit words the soft float adds (emitter contexts and PyWords give them; SASS needs none)
+def sub64(a, b): return (a - b) & M64
+def and64(a, b): return a & b
+def or64(a, b): return a | b
+def cmp64(op, a, b): return cmp(op, a, b, False)
+def sel64(c, a, b): return a if c else b
+
+
+WIDE_HELPERS = ("sub64", "and64", "or64", "cmp64", "sel64")
+
+
 # the Ctx operations this module gives a value to (the interpreter takes them all)
 OPERATIONS = ("add", "sub", "mul", "and_", "or_", "xor", "not_", "shl", "shr", "sar", "popc", "brev", "msb",
               "cmp", "sel", "b2v", "band", "bor", "bxor", "bnot", "selb", "zext", "sext", "lo", "hi", "join",

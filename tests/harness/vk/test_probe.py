@@ -75,10 +75,10 @@ def test_the_system_driver_keeps_its_short_id_beside_another_build():
 
 
 @pytest.mark.skipif(not Path(devices.SWIFTSHADER_ICD).is_file(), reason="no SwiftShader (Debian's chromium-common)")
-def test_swiftshader_is_found_probed_and_its_missing_int64_is_named(make_case):
+def test_swiftshader_is_found_and_probed_without_int64(make_case):
     [config] = [c for c in devices.discover(icds=[devices.SWIFTSHADER_ICD]) if "swiftshader" in c.id]
     assert config.env["VK_DRIVER_FILES"] == devices.SWIFTSHADER_ICD
     assert config.info.probe["real"] == config.info.probe["reported"] and config.info.probe["int64"] is False
     case = make_case("basic/tiny")
     cell = engine.run_matrix([case], [config], interp=False, jobs=1)["results"][0]
-    assert cell["status"] == Status.UNSUPPORTED.value and "no shaderInt64" in cell["message"]
+    assert cell["status"] == Status.PASS.value, cell.get("message")

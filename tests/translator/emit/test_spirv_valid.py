@@ -1,17 +1,20 @@
 """Every case under cases/ translates to a module that ``spirv-val --target-env vulkan1.1``
 accepts: in turns mode always (with collectives in workgroup memory and through subgroup
-operations), and in free mode too where the program needs no turns. Cases
+operations), in free mode too where the program needs no turns, and with 64-bit values as
+pairs of words (for a device without shaderInt64: no Int64 capability then). Cases
 whose translation raises UnsupportedInstruction are skipped, but counted: the test asserts a
 minimum number of validated modules, so it cannot pass vacuously."""
 from __future__ import annotations
 
 import shutil
+import struct
 import subprocess
 
 import pytest
 from warpboard.harness.case.model import CaseError, discover_cases
 from warpboard.harness.run.dispatch import prepare, translate_case
 from warpboard.translator.errors import UnsupportedInstruction
+from warpboard.translator.spirv.builder import CAPABILITY, OP
 
 from support.paths import ROOT
 
@@ -55,7 +58,27 @@ def translate_and_validate(case) -> dict:
         shaders["turns, warp subgroups"] = translate_case(prep, "turns", warp_subgroups=True)[0]
     except UnsupportedInstruction as exc:
         return {"unsupported": str(exc)}
-    return {"modes": {mode: spirv_val(s.spirv) for mode, s in shaders.items()}}
+    modes = {mode: spirv_val(s.spirv) for mode, s in shaders.items()}
+    # for a device without shaderInt64: 64-bit values as pairs of words, no Int64 capability
+    try:
+        pairs = translate_case(prep, None, features=frozenset())[0].spirv
+    except UnsupportedInstruction as exc:
+        if "shaderInt64" not in str(exc):
+            raise
+    else:
+        modes["32-bit pairs"] = "declares the Int64 capability" if int64_declared(pairs) else spirv_val(pairs)
+    return {"modes": modes}
+
+
+def int64_declared(spirv: bytes) -> bool:
+    """Whether a module declares the Int64 capability (OpCapability Int64)."""
+    words = struct.unpack(f"<{len(spirv) // 4}I", spirv)
+    at = 5
+    while at < len(words) and words[at] & 0xFFFF == OP["Capability"]:
+        if words[at + 1] == CAPABILITY["Int64"]:
+            return True
+        at += words[at] >> 16
+    return False
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +108,5 @@ def test_enough_modules_were_validated(results):
     assert valid >= MIN_VALIDATED, (f"only {valid} modules validated ({free} in free mode); "
                                     f"unsupported: {', '.join(unsupported) or 'none'}")
     assert free >= 3, f"only {free} cases were translated in free mode too"
+    pairs = sum(1 for r in results.values() if r.get("modes", {}).get("32-bit pairs", "absent") is None)
+    assert pairs >= MIN_VALIDATED, f"only {pairs} modules validated with 64-bit values as pairs of words"

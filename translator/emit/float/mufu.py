@@ -1,13 +1,13 @@
 """MUFU in SPIR-V: the emitter's side of the ``mufu`` word (values: :mod:`translator.values.mufuops`).
 
 An approximation on the chip, so an approximation here: the device's own binary32 functions
-(GLSL.std.450 ``InverseSqrt``, ``Sin``, ``Cos``, ``Sqrt``; ``FDiv`` for the reciprocal) and,
-where a device's own is too coarse (lavapipe's ``Exp2`` and ``Log2`` are 3 ulp off), an exact
-argument reduction and a series in binary32 arithmetic (EX2, LG2), with the chip's behaviour
-around them written on the words, as the interpreter has it: denormal arguments and results
-flushed, special values as the chip gives them, the canonical NaN, SIN/COS in turns reduced
-exactly to a quarter turn plus at most 1/8 turn (so the device's function only sees
-|x| <= pi/4, where it is most accurate).
+(GLSL.std.450 ``InverseSqrt``, ``Sqrt``; ``FDiv`` for the reciprocal) and, where a device's own
+is too coarse (lavapipe's ``Exp2`` and ``Log2`` are 3 ulp off, SwiftShader's ``Sin`` and ``Cos``
+some 150), an exact argument reduction and a series in binary32 arithmetic (EX2, LG2, SIN,
+COS), with the chip's behaviour around them written on the words, as the interpreter has it:
+denormal arguments and results flushed, special values as the chip gives them, the canonical
+NaN, SIN/COS in turns reduced exactly to a quarter turn plus at most 1/8 turn (so the series
+only sees |x| <= pi/4).
 Results may differ from the interpreter's in the last bits; cases compare them within a
 tolerance (``compare = "f32-ulp:N"``).
 """
@@ -25,6 +25,10 @@ TWO_PI = struct.unpack("<I", struct.pack("<f", 6.283185307179586))[0]
 BIG_TURNS = 0x4B800000          # 2^24: from here on every binary32 is a whole number of turns
 _NATIVE = {"rsq": "InverseSqrt", "sqrt": "Sqrt"}
 SQRT2_FRACTION = 0x3504F3       # the fraction bits of sqrt(2)
+# sin(t) = t + t (t^2 (s1 + s2 t^2 + ...)), cos(t) = 1 + t^2 (c1 + c2 t^2 + ...): for |t| <= pi/4 the
+# first term left out is under 2^-27 of the value
+SIN_SERIES = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(1, 5))
+COS_SERIES = tuple((-1) ** k / math.factorial(2 * k) for k in range(1, 6))
 # tanh(x) = x + x^3 (c1 + c2 x^2 + ...): the odd Taylor coefficients from x^3 to x^13
 TANH_SERIES = (-1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925, 21844 / 6081075)
 
@@ -102,7 +106,7 @@ class Mufu:
         n = self._glsl("RoundEven", self._arith("FMul", a, self._k(0x40800000)))
         r = self._arith("FSub", a, self._arith("FMul", n, self._k(0x3E800000)))
         theta = self._arith("FMul", r, self._k(TWO_PI))
-        s, c = self._w(self._glsl("Sin", theta)), self._w(self._glsl("Cos", theta))
+        s, c = self._sin_cos(theta)
         quarter = x.f.op("ConvertFToS", x.u32, n)
         if func == "cos":
             quarter = x.add(quarter, x.k32(1))
@@ -112,6 +116,21 @@ class Mufu:
         for k in (2, 1, 0):
             r = x.sel(x.cmp("eq", quarter, x.k32(k), False), pick[k], r)
         return r
+
+    def _sin_cos(self, theta):
+        """The words of sin and cos of |theta| <= pi/4 by their Taylor series (SIN_SERIES,
+        COS_SERIES) in Horner form: a device's own Sin and Cos need only be within 2^-11 of
+        the value (Vulkan's precision; SwiftShader's are some 150 ulp off)."""
+        t2 = self._arith("FMul", theta, theta)
+
+        def horner(coefficients):
+            p = self._k(_f32_word(coefficients[-1]))
+            for c in reversed(coefficients[:-1]):
+                p = self._arith("FAdd", self._arith("FMul", p, t2), self._k(_f32_word(c)))
+            return self._arith("FMul", p, t2)
+        sin = self._arith("FAdd", theta, self._arith("FMul", theta, horner(SIN_SERIES)))
+        cos = self._arith("FAdd", self._k(ONE), horner(COS_SERIES))
+        return self._w(sin), self._w(cos)
 
     def _log2(self, w):
         """log2 of a positive normal word: its exponent plus log2 of its significand taken to

@@ -5,7 +5,8 @@ rounding mode of an addition cannot be chosen per instruction, denormals may be 
 unless the device offers ``DenormPreserve``, and NaN payloads are unspecified. So every float
 word is computed here on integer words (a soft float): bit for bit the same result on every
 device, whatever its float controls. The algorithm is written once against the integer words
-of a context (``add``, ``shl64``, ``cmp``, ``sel``...) plus the few 64-bit ones below, so it
+of a context (``add``, ``shl64``, ``cmp``, ``sel``...) plus a few 64-bit ones (``sub64``, ``cmp64``...:
+``intops.WIDE_HELPERS``), on 64-bit values or on pairs of words (:mod:`translator.emit.pairs`), so it
 runs on SPIR-V values (folding constants) and, in the tests, on Python integers
 (:class:`PyWords`), where millions of inputs are cheap to check against :mod:`translator.values.floatops`.
 
@@ -21,8 +22,6 @@ from ...values.floatops import Fmt, fmt_of
 from .wide import Wide
 
 M64 = intops.M64
-_CMP64 = {"eq": "IEqual", "ne": "INotEqual", "lt": "ULessThan", "le": "ULessThanEqual", "gt": "UGreaterThan",
-          "ge": "UGreaterThanEqual"}
 TOP = 60        # where alignment puts an operand's leading bit: 3 bits below it stay free for a carry
 
 
@@ -38,28 +37,13 @@ class SoftFloat:
     def __init__(self, x):
         self.x = x
 
-    # ------------------------------------------------------------ 64-bit words the Ctx lacks
-    def _wide(self, fold, opcode, boolean, *args):
-        x = self.x
-        vals = [x.known.get(a) for a in args]
-        if None not in vals:
-            r = fold(*vals)
-            return x.kb(r) if boolean else x.k64(r)
-        return x.f.op(opcode, x.bool if boolean else x.u64, *args)
-
-    def sub64(self, a, b): return self._wide(lambda a, b: (a - b) & M64, "ISub", False, a, b)
-    def and64(self, a, b): return self._wide(lambda a, b: a & b, "BitwiseAnd", False, a, b)
-    def or64(self, a, b): return self._wide(lambda a, b: a | b, "BitwiseOr", False, a, b)
-
-    def cmp64(self, op, a, b):
-        return self._wide(lambda a, b: intops.cmp(op, a, b, False), _CMP64[op], True, a, b)
-
-    def sel64(self, c, a, b):
-        x = self.x
-        cv = x.known.get(c)
-        if cv is not None:
-            return a if cv else b
-        return self._wide(intops.sel, "Select", False, c, a, b)
+    # ------------------------------------------------------------ 64-bit words beyond the Ctx's
+    # (intops.WIDE_HELPERS: the emitter's contexts give them, on 64-bit values or on pairs)
+    def sub64(self, a, b): return self.x.sub64(a, b)
+    def and64(self, a, b): return self.x.and64(a, b)
+    def or64(self, a, b): return self.x.or64(a, b)
+    def cmp64(self, op, a, b): return self.x.cmp64(op, a, b)
+    def sel64(self, c, a, b): return self.x.sel64(c, a, b)
 
     def msb64(self, a):
         """The index of the highest set bit (0xffffffff for 0)."""
@@ -286,6 +270,6 @@ class PyWords:
     def kb(self, v): return bool(v)
 
 
-for _name in intops.OPERATIONS:
+for _name in intops.OPERATIONS + intops.WIDE_HELPERS:
     setattr(PyWords, _name, staticmethod(getattr(intops, _name)))
 del _name
