@@ -5,6 +5,8 @@
 
 VENV         ?= .venv
 OUT          ?= reports/out
+# the translators the scoreboard compares (README, "Score your own translator")
+TRANSLATORS  ?= --translator turns --translator subgroup-native
 # pytest-xdist: 2 workers, tests marked with the same xdist_group stay on one worker.
 PYTEST_FLAGS ?= -n 2 --dist loadgroup
 
@@ -18,7 +20,7 @@ test: setup
 
 scoreboard: setup
 	mkdir -p $(OUT)
-	$(VENV)/bin/warpboard run -o $(OUT)/scoreboard.json --html $(OUT)/scoreboard.html --markdown $(OUT)/scoreboard.md
+	$(VENV)/bin/warpboard run $(TRANSLATORS) -o $(OUT)/scoreboard.json --html $(OUT)/scoreboard.html --markdown $(OUT)/scoreboard.md
 
 # Build outputs and reports; keeps .venv (delete it by hand to rebuild from scratch).
 clean:

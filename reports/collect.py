@@ -1,4 +1,8 @@
-"""Read a results document (version 1) and shape it for the reports.
+"""Read a results document (version 2, or 1) and shape it for the reports.
+
+A **column** of the board is a translator on a device: its id is the device's for the
+default translator (``turns``, all a version-1 document has) and for the interpreter,
+``TRANSLATOR:DEVICE`` for any other, so old baselines and expectation lists keep their names.
 
 The engine writes one JSON document per run (see ``harness.run.results``); everything the
 reports show is derived here, in one place, so the terminal, markdown and HTML views
@@ -14,12 +18,17 @@ from typing import Any, Iterable
 import jsonschema
 import pandas as pd
 
-from warpboard.harness.run.results import RESULTS_VERSION, Status
+from warpboard.harness.run.results import READABLE_VERSIONS, RESULTS_VERSION, Status
+
+INTERP = "interp"    # the interpreter's device id (harness.run.engine.INTERP)
 
 MISSING = "—"   # a cell with no result: the device did not run that case
 
+DEFAULT_TRANSLATOR = "turns"
+REFERENCE = "reference"      # the group of the interpreter's column
+
 FRAME_COLUMNS = [
-    "case", "device", "status", "message", "mismatch_count", "listed_mismatches",
+    "case", "column", "translator", "device", "status", "message", "mismatch_count", "listed_mismatches",
     "turns", "steps", "mode", "time_s", "subgroup_size", "traceback",
 ]
 
@@ -53,10 +62,10 @@ def check(doc: Any, source: str = "results") -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ResultsError(f"{source}: expected a JSON object at the top level")
     version = doc.get("version")
-    if version != RESULTS_VERSION:
+    if version not in READABLE_VERSIONS:
         raise ResultsError(
             f"{source}: results version {version!r} is not supported "
-            f"(this warpboard reads version {RESULTS_VERSION}); "
+            f"(this warpboard reads versions {', '.join(map(str, READABLE_VERSIONS))}); "
             "re-run `warpboard run` with this version or use a matching warpboard")
     problem = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(doc))
     if problem is not None:
@@ -104,6 +113,51 @@ def device_ids(results: dict[str, Any]) -> list[str]:
     return _unique(listed + [r["device"] for r in results.get("results", [])])
 
 
+def translator_of(cell: dict[str, Any]) -> str | None:
+    """A cell's translator: None for the interpreter's, the default where a document names none."""
+    if cell["device"] == INTERP:
+        return None
+    return cell.get("translator") or DEFAULT_TRANSLATOR
+
+
+def column_id(translator: str | None, device: str) -> str:
+    return device if translator in (None, DEFAULT_TRANSLATOR) else f"{translator}:{device}"
+
+
+def column_of(cell: dict[str, Any]) -> str:
+    """The id of the column a cell sits in (see the module's docstring)."""
+    return column_id(translator_of(cell), cell["device"])
+
+
+def translator_ids(results: dict[str, Any]) -> list[str]:
+    """The translators in the run's order, then any only seen in results."""
+    seen = [translator_of(r) for r in results.get("results", [])]
+    return _unique(list(results.get("translators") or []) + [t for t in seen if t])
+
+
+def column_ids(results: dict[str, Any]) -> list[str]:
+    """The board's columns: each translator on each device (in the run's orders), the
+    interpreter last, then any column only seen in results."""
+    devices = [d for d in device_ids(results) if d != INTERP]
+    out = [column_id(t, d) for t in translator_ids(results) for d in devices]
+    present = {column_of(r) for r in results.get("results", [])}
+    out = [c for c in out if c in present or not results.get("results")]
+    if INTERP in device_ids(results):
+        out.append(INTERP)
+    return _unique(out + [column_of(r) for r in results.get("results", [])])
+
+
+def column_groups(results: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The columns grouped by translator, in board order: (translator or REFERENCE,
+    [(column id, device id)...]), for grouped headers."""
+    by_column = {column_of(r): (translator_of(r), r["device"]) for r in results.get("results", [])}
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for col in column_ids(results):
+        translator, device = by_column.get(col, (None if col == INTERP else DEFAULT_TRANSLATOR, col))
+        groups.setdefault(translator or REFERENCE, []).append((col, device))
+    return list(groups.items())
+
+
 def case_ids(results: dict[str, Any]) -> list[str]:
     """Case ids in the order the run lists them, then any only seen in results."""
     listed = [c["id"] for c in results.get("cases", [])]
@@ -123,8 +177,8 @@ def cases_by_id(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def cells(results: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    """The result dicts keyed by (case, device); a later duplicate replaces an earlier."""
-    return {(r["case"], r["device"]): r for r in results.get("results", [])}
+    """The result dicts keyed by (case, column); a later duplicate replaces an earlier."""
+    return {(r["case"], column_of(r)): r for r in results.get("results", [])}
 
 
 # --------------------------------------------------------------------------- frames
@@ -134,6 +188,7 @@ def frame(results: dict[str, Any]) -> pd.DataFrame:
     rows = []
     for r in cells(results).values():
         row = {col: r.get(col) for col in FRAME_COLUMNS}
+        row["column"], row["translator"] = column_of(r), translator_of(r)
         row["message"] = r.get("message") or ""
         row["mismatch_count"] = int(r.get("mismatch_count") or 0)
         row["listed_mismatches"] = len(r.get("mismatches") or [])
@@ -142,17 +197,18 @@ def frame(results: dict[str, Any]) -> pd.DataFrame:
 
 
 def scoreboard(results: dict[str, Any]) -> pd.DataFrame:
-    """Cases x devices matrix of status strings; cells without a result hold MISSING."""
+    """Cases x columns (translator on device) matrix of status strings; cells without a
+    result hold MISSING."""
     df = frame(results)
-    cases, devices = case_ids(results), device_ids(results)
+    cases, columns = case_ids(results), column_ids(results)
     if df.empty:
-        board = pd.DataFrame(MISSING, index=cases, columns=devices)
+        board = pd.DataFrame(MISSING, index=cases, columns=columns)
     else:
-        board = (df.pivot(index="case", columns="device", values="status")
-                   .reindex(index=cases, columns=devices)
+        board = (df.pivot(index="case", columns="column", values="status")
+                   .reindex(index=cases, columns=columns)
                    .fillna(MISSING))
     board.index.name = "case"
-    board.columns.name = "device"
+    board.columns.name = "column"
     return board
 
 
@@ -160,7 +216,8 @@ def scoreboard(results: dict[str, Any]) -> pd.DataFrame:
 
 @dataclass
 class DeviceSummary:
-    """How one device did: passes out of the cases it ran, and the other statuses."""
+    """How one column (a translator on a device) did: passes out of the cases it ran, and
+    the other statuses."""
     device: str
     passed: int
     total: int
@@ -198,8 +255,8 @@ def failing_cells(results: dict[str, Any]) -> list[dict[str, Any]]:
     by_key = cells(results)
     out = []
     for case in case_ids(results):
-        for dev in device_ids(results):
-            r = by_key.get((case, dev))
+        for col in column_ids(results):
+            r = by_key.get((case, col))
             if r is None or r["status"] == Status.PASS.value:
                 continue
             if is_failure(r["status"]) or r.get("message") or r.get("mismatches") \

@@ -15,8 +15,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+from warpboard.harness.run import findings
 from warpboard.harness.run.results import RESULTS_VERSION
 
+from . import collect
 from .collect import check
 
 _EPOCH = datetime.min.replace(tzinfo=timezone.utc)
@@ -83,9 +85,14 @@ def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
         for case in doc.get("cases", []):
             cases[case["id"]] = case
         for r in doc.get("results", []):
-            cells[(r["case"], r["device"])] = r
+            r = dict(r)
+            if r["device"] != collect.INTERP:
+                r["translator"] = collect.translator_of(r)      # version 1: the default's
+            cells[(r["case"], collect.column_of(r))] = r
 
     latest = ordered[-1]
+    results = list(cells.values())
+    found = findings.attribute(results)     # across the merged devices
     return {
         "version": RESULTS_VERSION,
         "created": latest.get("created"),
@@ -93,7 +100,9 @@ def merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "host": ", ".join(dict.fromkeys(str(o.get("host")) for o in origins if o.get("host"))),
         "devices": _in_first_seen_order(runs, "devices", devices),
         "cases": _in_first_seen_order(runs, "cases", cases),
-        "results": list(cells.values()),
+        "translators": list(dict.fromkeys(t for doc in runs for t in collect.translator_ids(doc))),
+        "results": results,
+        "findings": found,
         "merged_from": origins,
         "notes": notes,
     }

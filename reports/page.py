@@ -185,7 +185,8 @@ def _details(results: dict[str, Any], r: dict[str, Any], case: dict[str, Any], a
     mism = r.get("mismatches") or []
     total = int(r.get("mismatch_count") or len(mism))
     facts = [f"{k}: {r[k]}" for k in ("mode", "turns", "steps", "subgroup_size", "time_s") if r.get(k) is not None]
-    return {"anchor": anchor, "case": r["case"], "device": r["device"], "status": r["status"],
+    return {"anchor": anchor, "case": r["case"], "device": verdict.where(r), "status": r["status"],
+            "finding": r.get("finding"),
             "summary": case.get("summary"), "message": r.get("message"),
             "command": verdict.repro_command(results, r), "facts": ", ".join(facts),
             "mismatches": _mismatch_rows(mism), "total": total,
@@ -199,15 +200,15 @@ def _details(results: dict[str, Any], r: dict[str, Any], case: dict[str, Any], a
 def _detail_cells(results: dict[str, Any]) -> list[dict[str, Any]]:
     """The cells with a details section: those worth a closer look, and those that printed,
     in scoreboard order."""
-    worth = {(r["case"], r["device"]) for r in collect.failing_cells(results)}
+    worth = {(r["case"], collect.column_of(r)) for r in collect.failing_cells(results)}
     by_key = collect.cells(results)
-    return [by_key[(c, d)] for c in collect.case_ids(results) for d in collect.device_ids(results)
+    return [by_key[(c, d)] for c in collect.case_ids(results) for d in collect.column_ids(results)
             if (c, d) in by_key and ((c, d) in worth or printf_view.has_output(by_key[(c, d)]))]
 
 
 def _listed(results, cells, anchors) -> list[dict]:
-    return [{"case": r["case"], "device": r["device"], "status": r["status"],
-             "anchor": anchors.get((r["case"], r["device"]), ""), "command": verdict.repro_command(results, r),
+    return [{"case": r["case"], "device": verdict.where(r), "status": r["status"], "finding": r.get("finding"),
+             "anchor": anchors.get((r["case"], collect.column_of(r)), ""), "command": verdict.repro_command(results, r),
              "first_line": ((r.get("message") or "").strip().splitlines() or [""])[0]} for r in cells]
 
 
@@ -217,7 +218,7 @@ def html(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str
     cmp = collect.compare(baseline, results) if baseline is not None else None
     cases = collect.cases_by_id(results)
     detail_cells = _detail_cells(results)
-    anchors = {(r["case"], r["device"]): _anchor(i) for i, r in enumerate(detail_cells)}
+    anchors = {(r["case"], collect.column_of(r)): _anchor(i) for i, r in enumerate(detail_cells)}
     meta = (f"warpboard {results.get('warpboard') or '?'} · {results.get('created') or '?'}"
             + (f" · host {results['host']}" if results.get("host") else ""))
     tags = sorted({t for c in cases.values() for t in c.get("tags") or ()})
@@ -228,10 +229,11 @@ def html(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str
         sections=[{"title": "Failed cells", "kind": "failed", "cells": _listed(results, verdict.failed(results), anchors)},
                   {"title": "Flaky cells", "kind": "flaky", "cells": _listed(results, verdict.flaky(results), anchors)}],
         stale=verdict.stale_lines(results, str), legend_headers=collect.LEGEND_HEADERS,
-        legend_rows=collect.device_legend_rows(results), devices=collect.device_ids(results), tags=tags,
+        legend_rows=collect.device_legend_rows(results), devices=collect.column_ids(results), tags=tags,
+        groups=collect.column_groups(results),
         rows=_rows(results, anchors, cmp), passed=collect.summaries(results),
         legend_status=[{"status": s, "style": _status_style(s), "meaning": STATUS_MEANING[s]} for s in STATUS_COLOURS],
         changes=changes, mismatch_columns=MISMATCH_COLUMNS,
-        details=[_details(results, r, cases.get(r["case"], {"id": r["case"]}), anchors[(r["case"], r["device"])])
+        details=[_details(results, r, cases.get(r["case"], {"id": r["case"]}), anchors[(r["case"], collect.column_of(r))])
                  for r in detail_cells],
         notes=results.get("notes") or [])

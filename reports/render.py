@@ -116,11 +116,17 @@ def _md_legend(results: dict[str, Any]) -> list[str]:
 
 
 def _md_matrix(results: dict[str, Any]) -> list[str]:
+    """The matrix with grouped headers: the header row names each translator over its first
+    column (the interpreter's group is "reference"), the first row the devices under it."""
     board = collect.scoreboard(results)
-    rows = [[md(case)] + [_md_status(s) for s in row]
-            for case, row in zip(board.index, board.values)]
+    groups = collect.column_groups(results)
+    headers, devices = ["case"], ["*device*"]
+    for name, cols in groups:
+        headers += [f"{md(name)} →" if len(cols) > 1 else md(name)] + [""] * (len(cols) - 1)
+        devices += [f"*{md(dev)}*" for _, dev in cols]
+    rows = [devices] + [[md(case)] + [_md_status(s) for s in row]
+                        for case, row in zip(board.index, board.values)]
     rows.append(["**passed**"] + [f"{s.passed}/{s.total}" for s in collect.summaries(results)])
-    headers = ["case"] + [md(d) for d in board.columns]
     return [tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True,
                      stralign="left"), ""]
 
@@ -147,9 +153,22 @@ def _md_cells(results: dict[str, Any], title: str, cells: list[dict[str, Any]]) 
     out = [f"### {title} ({len(cells)})", ""]
     for r in cells:
         msg = _first_line(r.get("message") or "")
-        out.append(f"- {md(r['case'])} on {md(r['device'])}: **{md(r['status'])}**"
+        finding = f" ({md(r['finding'])} finding)" if r.get("finding") else ""
+        out.append(f"- {md(r['case'])} on {md(verdict.where(r))}: **{md(r['status'])}**{finding}"
                    + (f" — {md(msg)}" if msg else ""))
         out.append(f"  `{verdict.repro_command(results, r)}`")
+    return out + [""]
+
+
+def _md_findings(results: dict[str, Any]) -> list[str]:
+    """Whose failures they are (harness.run.findings): per translator, the cells each kind."""
+    found = verdict.findings(results)
+    if not any(found.values()):
+        return []
+    out = ["### Findings", "", "| translator | driver findings | translator findings |", "|---|---|---|"]
+    for translator, kinds in found.items():
+        out.append(f"| {md(translator)} | " + " | ".join(
+            md(", ".join(kinds.get(k, []))) or "—" for k in ("driver", "translator")) + " |")
     return out + [""]
 
 
@@ -183,9 +202,10 @@ def markdown(results: dict[str, Any], baseline: dict[str, Any] | None = None) ->
         out += _md_changes(cmp)
     out += _md_cells(results, "Failed cells", verdict.failed(results))
     out += _md_cells(results, "Flaky cells", verdict.flaky(results))
+    out += _md_findings(results)
     out += _md_stale(results)
     board = collect.scoreboard(results)
-    out += [f"<details><summary>Scoreboard: {len(board.index)} cases x {len(board.columns)} devices"
+    out += [f"<details><summary>Scoreboard: {len(board.index)} cases x {len(board.columns)} columns"
             "</summary>", ""] + _md_legend(results) + _md_matrix(results) + ["</details>", ""]
     out += _md_printf(results)
     out += [f"> {md(n)}" for n in results.get("notes", [])]

@@ -15,7 +15,7 @@ from warpboard.harness.run.results import Status
 
 from . import collect
 
-INTERP = "interp"
+INTERP = collect.INTERP
 
 
 def counts(results: dict[str, Any]) -> Counter:
@@ -29,7 +29,9 @@ def summary_line(results: dict[str, Any]) -> str:
     order = [s.value for s in sorted(Status, key=lambda s: (s.is_failure, list(Status).index(s)))]
     parts = [f"{found[s]} {s}" for s in order if found.get(s)]
     n_dev = len(collect.device_ids(results))
-    return (f"{sum(found.values())} cells on {n_dev} device{'s' * (n_dev != 1)}: "
+    n_tr = len(collect.translator_ids(results))
+    by = f" by {n_tr} translators" if n_tr > 1 else ""
+    return (f"{sum(found.values())} cells on {n_dev} device{'s' * (n_dev != 1)}{by}: "
             + (", ".join(parts) or "none ran"))
 
 
@@ -47,6 +49,9 @@ def repro_command(results: dict[str, Any], cell: dict[str, Any]) -> str:
     """The ``warpboard run`` that runs this one cell again, with the run's own options."""
     device = "none" if cell["device"] == INTERP else cell["device"]
     args = ["warpboard", "run", cell["case"], "--device", device]
+    translator = collect.translator_of(cell)
+    if translator not in (None, collect.DEFAULT_TRANSLATOR):
+        args += ["--translator", _translator_arg(results, translator)]
     run = results.get("run") or {}
     if run.get("root") not in (None, "cases"):
         args += ["--root", str(run["root"])]
@@ -56,13 +61,37 @@ def repro_command(results: dict[str, Any], cell: dict[str, Any]) -> str:
     return shlex.join(args + ["-v"])
 
 
+def _translator_arg(results: dict[str, Any], name: str) -> str:
+    """What ``--translator`` takes to name this translator again (NAME=COMMAND for a command)."""
+    command = (results.get("run") or {}).get("translator_commands", {}).get(name)
+    return f"{name}={command}" if command else name
+
+
+def where(cell: dict[str, Any]) -> str:
+    """``device`` or ``device (translator)`` for a translator other than the default."""
+    translator = collect.translator_of(cell)
+    return cell["device"] + ("" if translator in (None, collect.DEFAULT_TRANSLATOR) else f" ({translator})")
+
+
 def cell_lines(results: dict[str, Any], cells: list[dict[str, Any]], quote) -> list[str]:
     """Each cell: ``case on device: STATUS``, its whole message indented, the command."""
     out = []
     for r in cells:
-        out.append(f"{quote(r['case'])} on {quote(r['device'])}: {quote(r['status'])}")
+        finding = r.get("finding")
+        out.append(f"{quote(r['case'])} on {quote(where(r))}: {quote(r['status'])}"
+                   + (f" ({quote(finding)} finding)" if finding else ""))
         out += [f"    {quote(line)}" for line in (r.get("message") or "").strip().splitlines()]
         out.append(f"    $ {quote(repro_command(results, r))}")
+    return out
+
+
+def findings(results: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
+    """Per translator, the "case on device" of its cells of each finding kind (driver, translator)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for r in collect.cells(results).values():
+        if r.get("finding"):
+            kinds = out.setdefault(collect.translator_of(r) or collect.REFERENCE, {})
+            kinds.setdefault(r["finding"], []).append(f"{r['case']} on {r['device']}")
     return out
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from warpboard.harness.case.expectations import Expectations, load_expectations
 from warpboard.harness.case.model import MAX_STEP_BUDGET, CaseError, scan_cases
 from warpboard.harness.files import output_problem, write_atomic
+from warpboard.harness import translators
 from warpboard.harness.run import devices, engine
 from warpboard.harness.run.results import Status
 from warpboard.reports import render
@@ -39,6 +40,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--device", action="append", help="device id or pattern (repeatable; default: all)")
     p.add_argument("--icd", action="append", default=[], metavar="FILE",
                    help="a Vulkan ICD file to add to the drivers found (repeatable; each runs in its own workers)")
+    p.add_argument("--translator", action="append", metavar="NAME[=COMMAND]",
+                   help="a translator to score (repeatable; default: turns): a built-in strategy (turns, "
+                        "subgroup-native), an entry point of the group warpboard.translators, or NAME=COMMAND "
+                        "for a command speaking harness/translators/external.py's protocol")
     p.add_argument("--no-interp", action="store_true", help="leave out the CPU reference interpreter")
     p.add_argument("-o", "--output", help="results JSON")
     p.add_argument("--html", help="HTML page")
@@ -80,14 +85,22 @@ def cmd_run(args: argparse.Namespace) -> int:
                          _load_list(args.flakes, "flakes", statuses=False),
                          _load_list(args.skips, "skips", statuses=False))
     configs = select_devices(args.device, args.icd)
+    try:
+        chosen = tuple(translators.parse(t) for t in (args.translator or [translators.DEFAULT]))
+    except translators.TranslatorSpecError as exc:
+        raise UsageError(str(exc)) from None
+    if len({t["name"] for t in chosen}) != len(chosen):
+        raise UsageError("--translator: each name once")
     options = engine.Options(timeout_s=args.timeout, budget=args.budget, mode=args.mode, retries=args.retries,
-                             costs=load_costs(args.costs))
-    progress = Progress((len(cases) + len(broken)) * (len(configs) + (0 if args.no_interp else 1)), args.verbose)
+                             costs=load_costs(args.costs), translators=chosen)
+    progress = Progress((len(cases) + len(broken)) * (len(configs) * len(chosen) + (0 if args.no_interp else 1)),
+                        args.verbose)
     try:
         doc = engine.run_matrix(cases, configs, interp=not args.no_interp, options=options, root=args.root,
                                 lists=lists, repeat=args.repeat, progress=progress, broken=broken, jobs=args.jobs)
     finally:
         progress.close()
+    doc["run"]["translator_commands"] = {t["name"]: t["command"] for t in chosen if "command" in t}
     print(render.terminal(doc))
     for kind, path in outputs.items():
         if path:

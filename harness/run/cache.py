@@ -12,6 +12,7 @@ cache, never a failed cell.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -74,10 +75,11 @@ def translator_digest() -> str:
 
 
 def spirv_key(listing: str, kernel: str, block, shared_bytes: int, mode: str | None, subgroup_vote: bool,
-              warp_subgroups: bool = False, features: frozenset[str] | None = None) -> str:
+              warp_subgroups: bool = False, features: frozenset[str] | None = None,
+              strategy: str = "turns") -> str:
     h = hashlib.sha256(translator_digest().encode())
     for part in (listing, kernel, repr(tuple(block)), str(shared_bytes), str(mode), str(subgroup_vote),
-                 str(warp_subgroups), "all" if features is None else ",".join(sorted(features))):
+                 str(warp_subgroups), "all" if features is None else ",".join(sorted(features)), strategy):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -128,6 +130,30 @@ def store_spirv(key: str, spirv: bytes) -> None:
         return
     try:
         write_atomic(folder / f"{key}.{_content_digest(spirv)}.spv", spirv)
+    except OSError:
+        pass
+
+
+def load_shader_facts(key: str) -> dict | None:
+    """What was kept beside the module for ``key`` (its mode, subgroup needs), or None."""
+    folder = _spirv_folder()
+    if folder is None:
+        return None
+    try:
+        facts = json.loads((folder / f"{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return facts if isinstance(facts, dict) else None
+
+
+def store_shader_facts(key: str, facts: dict) -> None:
+    """Keep ``facts`` (JSON) beside the module for ``key``; skipped, as modules are, where the
+    cache cannot be written."""
+    folder = _spirv_folder()
+    if folder is None:
+        return
+    try:
+        write_atomic(folder / f"{key}.json", json.dumps(facts, sort_keys=True).encode())
     except OSError:
         pass
 

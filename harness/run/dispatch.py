@@ -23,7 +23,6 @@ from warpboard.translator import (
     load_program,
     translate,
     vprintf,
-    warp_subgroups_used,
 )
 
 from ..case.model import Case, CaseError
@@ -121,24 +120,28 @@ SHADER_FEATURES = frozenset({"shaderInt64", "shaderBufferInt64Atomics"})
 
 def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
                    use_cache: bool = True, warp_subgroups: bool = False,
-                   features: frozenset[str] | None = None) -> tuple[Shader, float]:
+                   features: frozenset[str] | None = None, strategy: str = "turns") -> tuple[Shader, float]:
     """The case's shader (from the SPIR-V cache when it has it) and the seconds it took;
-    ``features``: the device's (translator.translate: what the shader may use)."""
+    ``features``: the device's (translator.translate: what the shader may use); ``strategy``:
+    one of translator.STRATEGIES."""
     start = time.perf_counter()
     case, program = prep.case, prep.program
     used = None if features is None else frozenset(features) & SHADER_FEATURES
     key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,
-                          subgroup_vote, warp_subgroups, used) if use_cache else None
+                          subgroup_vote, warp_subgroups, used, strategy) if use_cache else None
     spirv = cache.load_spirv(key) if key else None
-    if spirv is not None:
-        shader = Shader(spirv, mode or program.mode, prep.launch.block, case.shared_bytes, program.name,
-                        len(program.insts), cached=True,
-                        warp_subgroups=warp_subgroups_used(mode or program.mode, subgroup_vote, warp_subgroups))
+    facts = cache.load_shader_facts(key) if spirv is not None else None
+    if facts is not None:
+        shader = Shader(spirv, facts["mode"], prep.launch.block, case.shared_bytes, program.name,
+                        len(program.insts), cached=True, warp_subgroups=facts["warp_subgroups"],
+                        subgroup_size=facts["subgroup_size"])
     else:
         shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups,
-                           features=used)
+                           strategy=strategy, features=used)
         if key:
             cache.store_spirv(key, shader.spirv)
+            cache.store_shader_facts(key, {"mode": shader.mode, "warp_subgroups": shader.warp_subgroups,
+                                           "subgroup_size": shader.subgroup_size})
     return shader, time.perf_counter() - start
 
 
@@ -201,14 +204,25 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) 
     if len(prep.buffers) > abi.MAX_BUFFERS:
         raise ValueError(f"{len(prep.buffers)} buffers; the ABI has room for {abi.MAX_BUFFERS}")
     heap = heap_bytes(prep.buffers)
-    bound = [control_words(prep), heap]
+    by_name = {"ctrl": control_words(prep), "heap": heap}
     if prep.program.calls_external:
         words = vprintf.buffer_words()
-        bound.append(struct.pack(f"<{len(words)}I", *words))
+        by_name["printf"] = struct.pack(f"<{len(words)}I", *words)
+    names = [n for n in shader.bindings if n in by_name]
+    if names != list(shader.bindings[:len(names)]) or len(names) != len(by_name):
+        raise ValueError(f"the shader binds {list(shader.bindings)}; this launch needs {sorted(by_name)}")
+    bound = [by_name[n] for n in names]
     start = time.perf_counter()
-    subgroups = subgroup_request(device.info, prep.launch.block) if shader.warp_subgroups else None
-    ctrl_out, heap_out, *printf_out = device.run(shader.spirv, bound, groups=prep.launch.grid, subgroups=subgroups,
-                                                 timeout_s=timeout_s)
+    if shader.warp_subgroups:
+        subgroups = subgroup_request(device.info, prep.launch.block)
+    elif shader.subgroup_size and device.full_subgroups(shader.subgroup_size) is None:
+        subgroups = (prep.launch.block[0] % shader.subgroup_size == 0, shader.subgroup_size)
+    else:
+        subgroups = None
+    back = dict(zip(names, device.run(shader.spirv, bound, groups=prep.launch.grid, subgroups=subgroups,
+                                      timeout_s=timeout_s, entry=shader.entry)))
+    ctrl_out, heap_out = back["ctrl"], back["heap"]
+    printf_out = [back["printf"]] if "printf" in back else []
     elapsed = time.perf_counter() - start
     words = struct.unpack(f"<{abi.CTRL_WORDS}I", ctrl_out[:abi.CTRL_WORDS * 4])
     out = [bytes(heap_out[offset:offset + len(data)])

@@ -21,10 +21,11 @@ from importlib.metadata import PackageNotFoundError, version
 
 from warpboard.translator import TranslatorError, UnsupportedInstruction
 
-from ..case.expectations import Expectations
+from .. import translators
+from ..case.expectations import Expectations, driver_version
 from ..case.model import BrokenCase, Case, CaseError, load_case
-from . import compare, printf
-from .dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
+from . import compare, findings, printf
+from .dispatch import prepare, run_interpreter, run_vulkan
 from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
 from . import devices
 from .worker import Worker, cached_device
@@ -46,6 +47,7 @@ class Options:
     retries: int = 1                # a failing cell runs again this often; failed, then passed: FLAKY
     costs: dict[str, dict[str, float]] = field(default_factory=dict)   # case -> device -> seconds (ci/costs.json)
     target: str = "warpboard.harness.run.engine:worker_run"   # what the worker calls (tests inject failures here)
+    translators: tuple[dict, ...] = ({"name": translators.DEFAULT},)   # harness.translators.parse's specs
 
     def timeout_for(self, case_id: str, device_id: str = "") -> float:
         """The watchdog of one cell: COST_FACTOR times the case's recorded cost on that device
@@ -64,16 +66,28 @@ class Lists:
     expectations: Expectations | None = None
     flakes: Expectations | None = None
     skips: Expectations | None = None
+    drivers: dict[str, tuple[str, str]] = field(default_factory=dict)   # device -> (driver name, version)
 
-    def expected(self, case: str, device: str) -> Status | None:
-        return self.expectations.expected(case, device) if self.expectations else None
+    def key(self, case: str, device: str, translator: str | None) -> tuple:
+        """What a rule is matched on: (case, device, translator, driver, driver version)."""
+        return (case, device, translator or translators.DEFAULT, *self.drivers.get(device, ("", "")))
+
+    def expected(self, case: str, device: str, translator: str | None = None) -> Status | None:
+        return self.expectations.expected(*self.key(case, device, translator)) if self.expectations else None
+
+    def rule(self, which: str, case: str, device: str, translator: str | None):
+        rules = getattr(self, which)
+        return rules.rule_for(*self.key(case, device, translator)) if rules else None
 
 
-def run_case(case: Case, device_id: str, device=None, options: Options | None = None) -> CaseResult:
-    """Run one case on one device (an open Vulkan device, or None for the interpreter)."""
+def run_case(case: Case, device_id: str, device=None, options: Options | None = None,
+             translator: dict | None = None) -> CaseResult:
+    """Run one case on one device (an open Vulkan device, or None for the interpreter) with
+    one translator (a spec of harness.translators.parse; None: the default)."""
     options = options or Options()
     start = time.perf_counter()
-    result = CaseResult(case.id, device_id, Status.ERROR, outcome=Outcome.ERROR.value)
+    name = None if device is None else (translator or {}).get("name", translators.DEFAULT)
+    result = CaseResult(case.id, device_id, Status.ERROR, outcome=Outcome.ERROR.value, translator=name)
     beyond = device_limit(case, device.info) if device is not None else None
     try:
         if beyond:
@@ -82,8 +96,7 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
         if device is None:
             raw = run_interpreter(prep)
         else:
-            shader, _ = translate_case(prep, options.mode, warp_subgroups=warps_are_subgroups(device.info),
-                                       features=frozenset(device.info.features))
+            shader = translators.load(translator).translate(prep, device.info, options.mode)
             raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
         _record(case, raw, result)
     except (UnsupportedInstruction, _BeyondDevice) as exc:
@@ -155,13 +168,14 @@ def _record(case: Case, raw, result: CaseResult) -> None:
 
 # ------------------------------------------------------------------ in the worker process
 def worker_run(case_path: str, root: str | None, device_index: int | None, device_id: str,
-               options: dict) -> dict:
-    """Worker target: load the case, run it on this process's device, return the cell."""
+               options: dict, translator: dict | None = None) -> dict:
+    """Worker target: load the case, run it on this process's device with the translator,
+    return the cell."""
     case = load_case(case_path, root)
     device = None
     if device_index is not None:
         device = cached_device(device_index)
-    result = run_case(case, device_id, device, Options(**options))
+    result = run_case(case, device_id, device, Options(**options), translator)
     if device is not None:
         result.subgroup_size = device.info.subgroup_size
     return result.to_json()
@@ -213,12 +227,14 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     finished and says ``"partial": true``.
     """
     options, lists = options or Options(), lists or Lists()
-    columns = [(c.id, c.index, c.env, c.info.subgroup_size) for c in configs]
+    lists = replace(lists, drivers={c.id: (c.info.driver_name, driver_version(c.info.driver_info or c.info.driver_version))
+                                    for c in configs})
+    columns = [(c.id, c.index, c.env, c.info.subgroup_size, spec) for spec in options.translators for c in configs]
     if interp:
-        columns.append((INTERP, None, {}, 32))
+        columns.append((INTERP, None, {}, 32, None))
     jobs = jobs or os.cpu_count() or 1
     stop, per_device = _Stop(), [[] for _ in columns]
-    failed_loads = [_broken_result(b, col[0]) for b in broken for col in columns]
+    failed_loads = [_broken_result(b, col) for b in broken for col in columns]
     for result in failed_loads if progress else ():
         progress(result)
     shares = [(col, out, cases[i::jobs]) for i in range(jobs) for col, out in zip(columns, per_device)
@@ -237,23 +253,25 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     results = [r for column in per_device for r in sorted(column, key=lambda r: order[r.case])]
     results += failed_loads
     devices = [_device_json(c) for c in configs] + ([dict(INTERP_DEVICE)] if interp else [])
-    doc = document(cases, devices, results, broken, partial=stop.event.is_set())
+    doc = document(cases, devices, results, broken, partial=stop.event.is_set(),
+                   translators=[spec["name"] for spec in options.translators])
     doc["run"] = {"root": root, "mode": options.mode, "budget": options.budget, "timeout_s": options.timeout_s,
                   "retries": options.retries, "repeat": repeat}
     if lists.expectations and not stop.event.is_set():
-        doc["stale_expectations"] = lists.expectations.stale({(r.case, r.device): r.status for r in results})
+        doc["stale_expectations"] = lists.expectations.stale(
+            {lists.key(r.case, r.device, r.translator): r.status for r in results})
     return doc
 
 
 def _run_column(cases, column, options: Options, root, repeat: int, lists: Lists,
                 progress, out: list, stop: _Stop) -> None:
     """One share of a device's cells, appended to ``out`` as they finish, until done or stopped."""
-    device_id, index, env, subgroup = column
+    device_id, index, env, subgroup, translator = column
     with Worker(env, device_id) as worker:
         stop.workers.append(worker)
         for case in cases:
-            result = _skipped(lists, case, device_id) or _run_cell(worker, case, column, options, root, repeat,
-                                                                    lists, stop)
+            result = _skipped(lists, case, column) or _run_cell(worker, case, column, options, root, repeat,
+                                                                 lists, stop)
             if result is None:
                 return              # the cell in progress was killed: it did not finish
             if result.subgroup_size is None:
@@ -269,17 +287,18 @@ def _run_cell(worker, case: Case, column, options: Options, root, repeat: int, l
 
     A cell that fails and then passes on a retry is FLAKY (deqp-runner's "Flake"): listed at
     the end of the run, not a failure. One that fails again keeps its first failure."""
-    device_id, index = column[0], column[1]
-    expected, runs = lists.expected(case.id, device_id), []
+    device_id, index, translator = column[0], column[1], column[4]
+    name = translator and translator["name"]
+    expected, runs = lists.expected(case.id, device_id, name), []
     for _ in range(max(1, repeat)):
-        runs.append(run_in_worker(worker, case, device_id, index, options, root))
+        runs.append(run_in_worker(worker, case, device_id, index, options, root, translator))
         if stop.event.is_set():
             return None
     result = _fold_repeats(runs, expected)
     for _ in range(options.retries):
         if not result.status.is_failure or result.status is Status.XPASS:
             break
-        again = run_in_worker(worker, case, device_id, index, options, root)
+        again = run_in_worker(worker, case, device_id, index, options, root, translator)
         if stop.event.is_set():
             return None
         if not decide(again.run, expected).is_failure:
@@ -287,31 +306,38 @@ def _run_cell(worker, case: Case, column, options: Options, root, repeat: int, l
             result.message = (f"failed, then passed on retry ({_statuses(runs, expected)} -> "
                               f"{decide(again.run, expected).value}): {result.message}")
             break
-    flake = lists.flakes.rule_for(case.id, device_id) if lists.flakes else None
+    flake = lists.rule("flakes", case.id, device_id, name)
     if flake is not None and result.status.is_failure:
         result.status = Status.FLAKY
         result.message = f"a known flake ({flake.where}: {flake.reason or 'listed'}): {result.message}"
     return result
 
 
-def _skipped(lists: Lists, case: Case, device_id: str) -> CaseResult | None:
-    rule = lists.skips.rule_for(case.id, device_id) if lists.skips else None
+def _name(column) -> str | None:
+    return column[4]["name"] if column[4] else None
+
+
+def _skipped(lists: Lists, case: Case, column) -> CaseResult | None:
+    rule = lists.rule("skips", case.id, column[0], _name(column))
     if rule is None:
         return None
-    return CaseResult(case.id, device_id, Status.UNSUPPORTED, outcome=Outcome.UNSUPPORTED.value,
-                      message=f"skipped: {rule.where}: {rule.reason or 'listed'}")
+    return CaseResult(case.id, column[0], Status.UNSUPPORTED, outcome=Outcome.UNSUPPORTED.value,
+                      message=f"skipped: {rule.where}: {rule.reason or 'listed'}", translator=_name(column))
 
 
-def _broken_result(broken: BrokenCase, device_id: str) -> CaseResult:
-    return CaseResult(broken.id, device_id, Status.ERROR, message=broken.message,
-                      outcome=Outcome.ERROR.value)
+def _broken_result(broken: BrokenCase, column) -> CaseResult:
+    return CaseResult(broken.id, column[0], Status.ERROR, message=broken.message,
+                      outcome=Outcome.ERROR.value, translator=_name(column))
 
 
 def run_in_worker(worker, case: Case, device_id: str, index: int | None, options: Options,
-                  root: str | None = None) -> CaseResult:
+                  root: str | None = None, translator: dict | None = None) -> CaseResult:
     """One cell through a worker: a hang or a crash of the worker becomes TIMEOUT or CRASH."""
+    translator = translator if index is not None else None     # the interpreter needs none
+    name = translator["name"] if translator else None
     reply = worker.call(options.target, str(case.path), root, index, device_id,
-                        options.for_worker(case.id, device_id), timeout_s=options.timeout_for(case.id, device_id) + 10)
+                        options.for_worker(case.id, device_id), timeout_s=options.timeout_for(case.id, device_id) + 10,
+                        **({"translator": translator} if translator else {}))
     if reply.ok:
         result = CaseResult.from_json(reply.value)
         if result.status is Status.TIMEOUT:
@@ -320,7 +346,7 @@ def run_in_worker(worker, case: Case, device_id: str, index: int | None, options
     outcome = WORKER_OUTCOME.get(reply.kind, Outcome.ERROR)
     result = CaseResult(case.id, device_id, decide(Run(outcome)), message=reply.describe(),
                         traceback=(reply.traceback or "") + reply.stderr_tail, time_s=reply.elapsed_s,
-                        outcome=outcome.value)
+                        outcome=outcome.value, translator=name)
     worker.close()
     return result
 
@@ -349,8 +375,9 @@ def _device_json(config) -> dict:
 
 
 def document(cases: list[Case], devices: list[dict], results: list[CaseResult],
-             broken: list[BrokenCase] = (), partial: bool = False) -> dict:
-    """The results JSON (version 1); ``partial`` when the run was stopped before the end."""
+             broken: list[BrokenCase] = (), partial: bool = False, translators: list[str] = ()) -> dict:
+    """The results JSON (version 2: each device cell names its translator); ``partial`` when
+    the run was stopped before the end."""
     try:
         ours = version("warpboard")
     except PackageNotFoundError:
@@ -360,6 +387,7 @@ def document(cases: list[Case], devices: list[dict], results: list[CaseResult],
         "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "warpboard": ours, "host": socket.gethostname(), "platform": platform.platform(),
         "devices": devices,
+        "translators": list(translators) or sorted({r.translator for r in results if r.translator}),
         "cases": [{"id": c.id, "path": str(c.path), "tags": list(c.tags), "summary": c.summary,
                    "provenance": dict(c.provenance), "threads": c.total_threads, "warp_size": 32}
                   for c in cases]
@@ -367,6 +395,7 @@ def document(cases: list[Case], devices: list[dict], results: list[CaseResult],
             "threads": 0, "warp_size": 32} for b in broken],
         "results": [r.to_json() for r in results],
     }
+    doc["findings"] = findings.attribute(doc["results"])
     if partial:
         doc["partial"] = True
         doc["notes"] = [f"the run was interrupted: {len(results)} cells finished"]

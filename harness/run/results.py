@@ -14,7 +14,8 @@ from typing import Any, Iterable
 
 from warpboard.translator import abi
 
-RESULTS_VERSION = 1
+RESULTS_VERSION = 2
+READABLE_VERSIONS = (1, 2)    # version 1: no translator; every device cell is the default's
 
 
 class Status(str, enum.Enum):
@@ -147,6 +148,8 @@ class CaseResult:
     outcome: str | None = None      # how the run ended (an :class:`Outcome` value)
     printf: dict | None = None      # what the launch printed (harness.run.printf.Printed.to_json), and
                                     # where the case expects lines, "missing" and "extra" ones
+    translator: str | None = None   # which translator made the shader (None: the interpreter ran it)
+    finding: str | None = None      # whose failure: "driver" or "translator" (harness.run.findings)
 
     @property
     def run(self) -> Run:

@@ -113,5 +113,16 @@ def warps(info: DeviceInfo) -> tuple[bool, tuple[bool, int] | None]:
     return False, None
 
 
-__all__ = ["probe", "probe_shader", "read_probe", "probed_devices", "warps", "PROBE_THREADS",
+def real_subgroup(info: DeviceInfo) -> int | None:
+    """How many lanes a subgroup really has, by the probe: with full subgroups of 32 asked for
+    where the device offers them (as subgroup-native asks), as it comes otherwise; a device
+    without a probe, its reported size."""
+    facts = info.probe
+    if facts is None:
+        return info.subgroup_size
+    full = facts.get("full32") or {}
+    return full.get("real") or facts.get("real")
+
+
+__all__ = ["probe", "probe_shader", "read_probe", "probed_devices", "warps", "real_subgroup", "PROBE_THREADS",
            "device_extensions"]

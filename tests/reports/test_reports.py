@@ -19,11 +19,21 @@ from warpboard.reports.merge import merge
 
 def _md_table(text: str) -> dict[str, dict[str, str]]:
     """Parse the first markdown table whose header starts with 'case' into
-    {row label: {column: cell}}."""
+    {row label: {column: cell}}. The matrix's grouped headers (translators over the first
+    row's devices) become column ids as the reports name them: the device for turns and the
+    interpreter ("reference"), TRANSLATOR:DEVICE otherwise."""
     lines = text.splitlines()
     start = next(i for i, l in enumerate(lines) if re.match(r"\|\s*case\s*\|", l))
     split = lambda l: [c.strip() for c in re.split(r"(?<!\\)\|", l.strip())[1:-1]]
     header = split(lines[start])
+    first = split(lines[start + 2]) if len(lines) > start + 2 else []
+    if first and first[0] == "*device*":
+        group, named = "", []
+        for top, dev in zip(header[1:], first[1:]):
+            group = top.removesuffix(" →") or group
+            dev = dev.strip("*").replace("\\", "")
+            named.append(dev if group in ("turns", "reference") else f"{group}:{dev}")
+        header, start = ["case"] + named, start + 1
     table = {}
     for line in lines[start + 2:]:
         if not line.startswith("|"):
@@ -156,6 +166,6 @@ def test_cli_report_and_merge(tmp_path, results, baseline, capsys):
     assert "truth/evil" in capsys.readouterr().out
     assert merge_main([str(old), str(new), "-o", str(tmp_path / "m.json")]) == 0
     assert len(json.loads((tmp_path / "m.json").read_text())["cases"]) == 3
-    (tmp_path / "v2.json").write_text(json.dumps(dict(results, version=2)))
-    assert report_main([str(tmp_path / "v2.json")]) == 2
+    (tmp_path / "v3.json").write_text(json.dumps(dict(results, version=3)))
+    assert report_main([str(tmp_path / "v3.json")]) == 2
     assert "not supported" in capsys.readouterr().err

@@ -71,22 +71,22 @@ def run_case_here(case_id: str) -> dict:
     return {"status": result.status.name, "message": result.message, "subgroup_size": device.info.subgroup_size}
 
 
-def misbehave(case_path, root, index, device_id, options):
+def misbehave(case_path, root, index, device_id, options, translator=None):
     """The engine's cell target, except that cases named crash_me and hang_me crash and hang."""
     if "crash_me" in case_path:
         os._exit(7)
     if "hang_me" in case_path:
         time.sleep(3600)
-    return worker_run(case_path, root, index, device_id, options)
+    return worker_run(case_path, root, index, device_id, options, translator)
 
 
-def pid_cell(case_path, root, index, device_id, options) -> dict:
+def pid_cell(case_path, root, index, device_id, options, translator=None) -> dict:
     """A PASS cell whose message is the worker's pid (which process ran the case)."""
     case = os.path.basename(case_path).removesuffix(".toml")
     return CaseResult(case, device_id, Status.PASS, message=str(os.getpid()), outcome=Outcome.OK.value).to_json()
 
 
-def scripted_cell(case_path, root, index, device_id, options) -> dict:
+def scripted_cell(case_path, root, index, device_id, options, translator=None) -> dict:
     """A cell whose outcomes are scripted by its case path, ``/dir/<name>.<o1>-<o2>-....toml``
     (each ``ok`` or ``fail``): the n-th call for that path ends with the n-th outcome (the last
     one repeats). Calls are counted in files under ``dir``, across worker processes."""

@@ -21,7 +21,7 @@ from ..isa import sregs
 from ..spirv.builder import Function, Module
 from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
 from ..spirv.enums import MemorySemantics as Sem
-from . import turns
+from . import native, turns
 from .ctx import SpirvCtx
 from .mem import MemoryEmitter
 from .outcome import Outcome
@@ -30,9 +30,11 @@ from .printf import VprintfEmitter
 
 STRATEGIES = {
     "turns": turns.warp_for,
+    "subgroup-native": native.warp_for,
 }
 """Translation strategies by name: each makes, for an emitter, the warp state that runs the
-program's blocks (translator/README.md, "Adding a strategy")."""
+program's blocks (translator/README.md, "Adding a strategy"); one whose ``warp_for.mode`` is
+set runs every program in that mode."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,9 @@ class Shader:
     instructions: int
     cached: bool = False        # came from the SPIR-V cache, not from translation
     warp_subgroups: bool = False  # collectives as subgroup operations: the device's subgroups must be warps
+    subgroup_size: int | None = None  # the subgroup size to ask the pipeline for where the device can (subgroup-native)
+    entry: str = "main"
+    bindings: tuple[str, ...] = ("ctrl", "heap", "printf")   # the ABI's buffers by binding (translator.abi)
 
 
 def warp_subgroups_used(mode: str, subgroup_vote: bool, warp_subgroups: bool) -> bool:
@@ -64,7 +69,7 @@ class Emitter:
             raise ValueError(f"unknown translation strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         self.program, self.block, self.shared_bytes = program.for_block(block), block, shared_bytes
         self.subgroup_vote = subgroup_vote
-        self.mode = mode or self.program.mode
+        self.mode = getattr(STRATEGIES[strategy], "mode", None) or mode or self.program.mode
         # collectives through subgroup operations: the device's subgroups are warps
         self.warp_subgroups = warp_subgroups_used(self.mode, subgroup_vote, warp_subgroups)
         self.reachable = self.program.reachable
@@ -374,7 +379,8 @@ class Emitter:
         m.emit_mixed("entry", "EntryPoint", ExecutionModel.GLCompute, entry_id, "main", m.interface)
         m.emit("mode", "ExecutionMode", entry_id, ExecutionMode.LocalSize, *self.block)
         return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
-                      len(self.program.insts), warp_subgroups=self.warp_subgroups)
+                      len(self.program.insts), warp_subgroups=self.warp_subgroups,
+                      subgroup_size=getattr(self.warp, "subgroup_size", None))
 
     def emit_strided(self, count: int, body) -> None:
         """``for (i = tid; i < count; i += threads) body(i)``: each thread a strided share."""

@@ -19,7 +19,7 @@ OP = dict(
     CompositeConstruct=80,
     ConstantNull=46,
     Function=54, FunctionParameter=55, FunctionEnd=56, FunctionCall=57, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
-    MemberDecorate=72, CompositeExtract=81, ConvertFToU=109, ConvertFToS=110, ConvertSToF=111,
+    MemberDecorate=72, VectorExtractDynamic=77, CompositeExtract=81, ConvertFToU=109, ConvertFToS=110, ConvertSToF=111,
     ConvertUToF=112, UConvert=113, SConvert=114, FConvert=115, Bitcast=124, FAdd=129, FSub=131, FMul=133, FDiv=136,
     IsNan=156,
     FOrdLessThan=184, FOrdGreaterThanEqual=190, TypeFloat=22,

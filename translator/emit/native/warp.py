@@ -1,0 +1,130 @@
+"""Subgroup-native warp state: collectives as subgroup operations inside the per-thread pc
+loop, convergence instructions left to the device.
+
+A warp is 32 consecutive invocations of a subgroup: the whole subgroup where it is 32 wide,
+each half (quarter...) of a wider one, as emulators split wave64. The lane is
+``SubgroupLocalInvocationId & 31`` (SR_LANEID and the lane masks follow it), not the local
+index: where a device numbers its lanes otherwise, the program sees that. A subgroup whose
+size is not a multiple of 32 cannot hold a warp: its threads say so (NOT_WARPS) and leave.
+
+What the device decides, and turns would not leave to it: which lanes of a warp are at a
+collective together (the ones in the same iteration of the pc loop with the same pc, under
+the device's reconvergence), so a VOTE after a divergent loop may count fewer lanes than the
+chip. BSSY/BSYNC, WARPSYNC, YIELD and lane-order points do nothing; BAR.SYNC is a workgroup
+barrier where the thread meets it (only barrier 0 for every thread: Vulkan has no other).
+"""
+from __future__ import annotations
+
+from ... import abi
+from ...errors import UnsupportedInstruction
+from ...spirv.enums import MemorySemantics as Sem
+from ...spirv.enums import Scope
+
+
+class NativeWarp:
+    """The collectives of :class:`translator.isa.ctx.Ctx` on the device's subgroups."""
+
+    region_masks_shared = False      # Bx masks live in each thread's own variable
+
+    def __init__(self, e):
+        self.e, self.m, self.f = e, e.m, e.f
+        m, f, u32, bool_ = e.m, e.f, e.m.u32(), e.m.bool()
+        self.v4 = m.vec(u32, 4)
+        # a collective anywhere (BSSY, which also reads the warp's lanes, does nothing here)
+        self.uses = any(i.exchanges and not i.spec.region for i in e.program.insts)
+        self.subgroup_size = 32 if self.uses else None   # what the pipeline asks for where it can
+        if not self.uses:
+            return
+        for cap in ("GroupNonUniform", "GroupNonUniformBallot", "GroupNonUniformShuffle"):
+            m.capability(cap)
+        size = f.load(u32, m.builtin("SubgroupSize", u32))
+        self.sg_lane = f.load(u32, m.builtin("SubgroupLocalInvocationId", u32))
+        e.lane = f.op("BitwiseAnd", u32, self.sg_lane, e.k(31))          # the warp lane
+        self.base = f.op("BitwiseAnd", u32, self.sg_lane, e.k(0xFFFFFFE0))  # the warp's lane 0
+        self.word = f.op("ShiftRightLogical", u32, self.sg_lane, e.k(5))  # its word of a ballot
+        bad = f.op("INotEqual", bool_, f.op("BitwiseAnd", u32, size, e.k(31)), e.k(0))
+        e.record_status(abi.NOT_WARPS, bad, e.k(0))
+        f.store(e.exited, bad)
+
+    # ---------------------------------------------------------------- subgroup operations
+    def _ballot(self, x, cond):
+        """The lanes of this warp, among those here, where ``cond`` holds."""
+        votes = self.f.op("GroupNonUniformBallot", self.v4, x.k32(Scope.Subgroup), cond)
+        return self.f.op("VectorExtractDynamic", self.m.u32(), votes, self.word)
+
+    def _lane_value(self, x, value, lane):
+        """``value`` as lane ``lane`` (0-31) of this warp holds it (undefined where it is not here)."""
+        return self.f.op("GroupNonUniformShuffle", self.m.u32(), x.k32(Scope.Subgroup), value,
+                         x.or_(self.base, lane))
+
+    def active(self, x):
+        if x._active is None:
+            x._active = self._ballot(x, x.en)
+        return x._active
+
+    def ballot(self, x, p):
+        return self._ballot(x, x.band(x.en, p))
+
+    def shfl(self, x, mode, value, b, c):
+        lane = self.e.lane
+        b = x.and_(b, x.k32(31))
+        seg, clamp = x.and_(x.shr(c, x.k32(8)), x.k32(31)), x.and_(c, x.k32(31))
+        max_lane = x.or_(x.and_(lane, seg), x.and_(clamp, x.not_(seg)))
+        if mode == "up":
+            j = x.sub(lane, b)
+            ok = x.cmp("ge", j, max_lane, True)
+        else:
+            j = {"down": lambda: x.add(lane, b), "bfly": lambda: x.xor(lane, b),
+                 "idx": lambda: x.or_(x.and_(lane, seg), x.and_(b, x.not_(seg)))}[mode]()
+            ok = x.cmp("le", j, max_lane, False)
+        got = self._lane_value(x, value, x.sel(ok, x.and_(j, x.k32(31)), lane))
+        return x.sel(ok, got, value), ok
+
+    def _each_lane(self, x, value, step, start):
+        """``step(acc, theirs, bit)`` folded over the 32 lanes of the warp that are here."""
+        here, acc = self.active(x), start
+        for lane in range(32):
+            theirs = self._lane_value(x, value, x.k32(lane))
+            present = x.cmp("ne", x.and_(here, x.k32(1 << lane)), x.k32(0), False)
+            acc = x.sel(present, step(acc, theirs, x.k32(1 << lane)), acc)
+        return acc, here
+
+    def _equal_lanes(self, x, value):
+        same = lambda acc, theirs, bit: x.sel(x.cmp("eq", theirs, value, False), x.or_(acc, bit), acc)  # noqa: E731
+        return self._each_lane(x, value, same, x.k32(0))
+
+    def match_any(self, x, value):
+        return self._equal_lanes(x, value)[0]
+
+    def match_all(self, x, value):
+        mask, here = self._equal_lanes(x, value)
+        ok = x.cmp("eq", mask, here, False)
+        return x.sel(ok, here, x.k32(0)), ok
+
+    def redux(self, x, op, value, signed):
+        cmp = lambda a, b: x.cmp("lt", a, b, signed)  # noqa: E731
+        step, start = {"sum": (lambda a, t, _: x.add(a, t), 0), "or": (lambda a, t, _: x.or_(a, t), 0),
+                       "xor": (lambda a, t, _: x.xor(a, t), 0), "and": (lambda a, t, _: x.and_(a, t), 0xFFFFFFFF),
+                       "min": (lambda a, t, _: x.sel(cmp(t, a), t, a), 0x7FFFFFFF if signed else 0xFFFFFFFF),
+                       "max": (lambda a, t, _: x.sel(cmp(a, t), t, a), 0x80000000 if signed else 0)}[op]
+        return self._each_lane(x, x.sel(x.en, value, x.k32(start)), step, x.k32(start))[0]
+
+    # ---------------------------------------------------------------- waits and regions
+    def on_exit(self, cond): pass
+    def segments_block(self, block): return False
+    def yield_(self, x): pass
+    def bssy(self, x, barrier): pass
+    def bsync(self, x, barrier): pass
+    def brk(self, x, barrier, cond=None): pass
+    def warpsync(self, x, mask): pass
+    def order_point(self, inst): pass
+
+    def bar(self, x, kind, barrier, count, pred):
+        if kind != "sync" or count is not None or x._value(barrier) != 0:
+            raise UnsupportedInstruction(
+                f"{x.inst.where}: '{x.inst.text}' in subgroup-native (a Vulkan workgroup barrier is "
+                "BAR.SYNC 0 of every thread: no other barrier, count or reduction)", x.inst.opcode)
+        f = self.f
+        with f.if_(x.en):
+            f.op("ControlBarrier", None, x.k32(Scope.Workgroup), x.k32(Scope.Workgroup),
+                 x.k32(Sem.AcquireRelease | Sem.WorkgroupMemory))
