@@ -114,7 +114,7 @@ def check_constants(case: Case, program: Program) -> None:
             f"banks from the cubin")
 
 
-SHADER_FEATURES = frozenset({"shaderInt64", "shaderBufferInt64Atomics"})
+SHADER_FEATURES = frozenset({"shaderInt64", "shaderBufferInt64Atomics", "shaderMaximalReconvergence"})
 """The device features a translated shader's form depends on (the rest it never uses)."""
 
 

@@ -21,7 +21,7 @@ from ._base import (
     _Instance,
     _v,
 )
-from .info import describe, device_extensions, feature_structs
+from .info import MAXIMAL_RECONVERGENCE, describe, device_extensions, feature_structs, maximal_reconvergence_struct
 from .spirv_check import check_spirv, validate_spirv
 
 
@@ -141,11 +141,16 @@ class Device:
             target = struct.features if key == "core" else struct
             for name in _WANTED_FEATURES[key]:
                 setattr(target, name, int(name in self.info.features))
+        maximal = "shaderMaximalReconvergence" in self.info.features
+        maximal_struct = maximal_reconvergence_struct(True) if maximal else None
+        if maximal_struct is not None:
+            list(structs.values())[-1].pNext = maximal_struct
         priorities = _ffi.new("float[]", [1.0])
         queue_info = _v.VkDeviceQueueCreateInfo(
             queueFamilyIndex=self._family, queueCount=1, pQueuePriorities=priorities)
         queue_infos = [queue_info]
         exts = [n for n in ("VK_KHR_portability_subset",) if n in device_extensions(self._pd)]
+        exts += [MAXIMAL_RECONVERGENCE] if maximal else []
         ext_names = [_ffi.new("char[]", n.encode()) for n in exts]
         ext_array = _ffi.new("char*[]", ext_names)
         info = _v.VkDeviceCreateInfo(

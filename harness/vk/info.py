@@ -74,14 +74,32 @@ def feature_structs(api: tuple[int, int]) -> dict:
     return structs
 
 
+MAXIMAL_RECONVERGENCE = "VK_KHR_shader_maximal_reconvergence"
+_MAXIMAL_RECONVERGENCE_STYPE = 1000434000
+
+
+def maximal_reconvergence_struct(enable: bool = False):
+    """VkPhysicalDeviceShaderMaximalReconvergenceFeaturesKHR, which the binding predates, as
+    raw words: sType, (padding), pNext (8 bytes, NULL), shaderMaximalReconvergence, (padding)."""
+    raw = _ffi.new("uint32_t[6]")
+    raw[0], raw[4] = _MAXIMAL_RECONVERGENCE_STYPE, int(enable)
+    return raw
+
+
 def _supported_features(pd, api: tuple[int, int]) -> tuple[str, ...]:
-    """Which of _WANTED_FEATURES the device supports."""
+    """Which of _WANTED_FEATURES the device supports, and shaderMaximalReconvergence where
+    it offers VK_KHR_shader_maximal_reconvergence and the feature."""
     structs = feature_structs(api)
+    maximal = maximal_reconvergence_struct() if MAXIMAL_RECONVERGENCE in device_extensions(pd) else None
+    if maximal is not None:
+        list(structs.values())[-1].pNext = maximal
     _v.vkGetPhysicalDeviceFeatures2(pd, _ffi.addressof(structs["core"]))
     found = []
     for key, struct in structs.items():
         source = struct.features if key == "core" else struct
         found += [n for n in _WANTED_FEATURES[key] if getattr(source, n)]
+    if maximal is not None and maximal[4]:
+        found.append("shaderMaximalReconvergence")
     return tuple(found)
 
 

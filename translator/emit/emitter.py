@@ -75,6 +75,7 @@ class Emitter:
         self.reachable = self.program.reachable
         self.nthreads = block[0] * block[1] * block[2]
         # the device features the shader may use (Vulkan feature names; None: all of them)
+        self.features = features
         self.int64 = features is None or "shaderInt64" in features
         self.int64_atomics = self.int64 and (features is None or "shaderBufferInt64Atomics" in features)
         self.Ctx = SpirvCtx if self.int64 else PairCtx      # 64-bit values: native, or pairs of words
@@ -378,6 +379,8 @@ class Emitter:
         entry_id = self.f.fid
         m.emit_mixed("entry", "EntryPoint", ExecutionModel.GLCompute, entry_id, "main", m.interface)
         m.emit("mode", "ExecutionMode", entry_id, ExecutionMode.LocalSize, *self.block)
+        for mode in getattr(self.warp, "execution_modes", ()):     # a strategy's own (subgroup-native)
+            m.emit("mode", "ExecutionMode", entry_id, mode)
         return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
                       len(self.program.insts), warp_subgroups=self.warp_subgroups,
                       subgroup_size=getattr(self.warp, "subgroup_size", None))

@@ -13,7 +13,7 @@ from .enums import MemorySemantics as Sem
 
 # opcodes (SPIR-V 1.3 unified spec, §3.49)
 OP = dict(
-    Name=5, ExtInstImport=11, ExtInst=12, MemoryModel=14, EntryPoint=15, ExecutionMode=16, Capability=17,
+    Name=5, Extension=10, ExtInstImport=11, ExtInst=12, MemoryModel=14, EntryPoint=15, ExecutionMode=16, Capability=17,
     TypeVoid=19, TypeBool=20, TypeInt=21, TypeVector=23, TypeArray=28, TypeRuntimeArray=29, TypeStruct=30,
     TypePointer=32, TypeFunction=33, ConstantTrue=41, ConstantFalse=42, Constant=43, ConstantComposite=44,
     CompositeConstruct=80,
@@ -76,6 +76,7 @@ class Module:
         self.interface: list[int] = []
         self._glsl: int | None = None
         self._capabilities: set[str] = set()
+        self._extensions: set[str] = set()
         self.value_of: dict[int, int | bool] = {}     # constant id -> its value (for folding)
         # every module uses these three
         self._bool = self._type(("bool",), "TypeBool")
@@ -86,6 +87,12 @@ class Module:
     def new_id(self) -> int:
         self.bound += 1
         return self.bound - 1
+
+    def extension(self, name: str) -> None:
+        """Declare a SPIR-V extension (once)."""
+        if name not in self._extensions:
+            self._extensions.add(name)
+            self.emit_mixed("ext", "Extension", name)
 
     def capability(self, name: str) -> None:
         """Declare a capability (once)."""

@@ -30,6 +30,6 @@ class GroupOperation(IntEnum):
 AddressingModel = IntEnum("AddressingModel", {"Logical": 0})
 MemoryModel = IntEnum("MemoryModel", {"GLSL450": 1})
 ExecutionModel = IntEnum("ExecutionModel", {"GLCompute": 5})
-ExecutionMode = IntEnum("ExecutionMode", {"LocalSize": 17})
+ExecutionMode = IntEnum("ExecutionMode", {"LocalSize": 17, "MaximallyReconvergesKHR": 6023})
 Control = IntEnum("Control", {"NONE": 0})     # selection, loop and function control: no hints
 LoopControl = IntEnum("LoopControl", {"DONT_UNROLL": 0x2})

@@ -10,6 +10,7 @@ from warpboard.translator import STRATEGIES, load_program, translate
 from warpboard.translator.emit.emitter import Emitter
 from warpboard.translator.emit.turns import FreeWarp, TurnsWarp, warp_for
 from warpboard.translator.spirv.builder import OP
+from warpboard.translator.spirv.enums import ExecutionMode
 
 from support.listing_kit import listing
 
@@ -83,3 +84,35 @@ def test_both_paths_give_the_interpreters_words(backend):
         run = backend.run(LOOP, [words], threads=64, name=f"strategy_{mode}", mode=mode)
         assert run.outcome == "ok", run.detail
         assert run.buffers[0] == want, mode
+
+
+def _without_maximal_reconvergence(spirv: bytes) -> tuple[bytes, bool]:
+    """The module without OpExecutionMode MaximallyReconvergesKHR and its OpExtension (and
+    whether it had the mode)."""
+    words = list(struct.unpack(f"<{len(spirv) // 4}I", spirv))
+    out, at, found = words[:5], 5, False
+    while at < len(words):
+        n, op = words[at] >> 16, words[at] & 0xFFFF
+        mode = op == OP["ExecutionMode"] and words[at + 2] == ExecutionMode.MaximallyReconvergesKHR
+        found |= mode
+        if not mode and op != OP["Extension"]:
+            out += words[at:at + n]
+        at += n
+    return struct.pack(f"<{len(out)}I", *out), found
+
+
+@pytest.mark.skipif(shutil.which("spirv-val") is None, reason="spirv-val (SPIRV-Tools) not installed")
+@pytest.mark.parametrize("lines", [LOOP, VOTED])
+def test_subgroup_native_runs_every_program_on_the_free_loop(lines):
+    prog = program(lines)
+    shader = translate(prog, BLOCK, strategy="subgroup-native")
+    assert shader.mode == "native" and "ControlBarrier" not in opcodes(shader.spirv)
+    assert shader.subgroup_size == (32 if lines is VOTED else None)   # asked of the pipeline for a warp
+    validate_spirv(shader.spirv)
+    # where the device offers maximal reconvergence a shader with collectives asks for it
+    # (spirv-val 2023.1 predates the mode: the rest of the module is validated)
+    features = frozenset({"shaderInt64", "shaderMaximalReconvergence"})
+    maximal = translate(prog, BLOCK, strategy="subgroup-native", features=features).spirv
+    rest, found = _without_maximal_reconvergence(maximal)
+    assert found is (lines is VOTED) and (b"SPV_KHR_maximal_reconvergence" in maximal) is found
+    validate_spirv(rest)

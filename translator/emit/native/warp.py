@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ... import abi
 from ...errors import UnsupportedInstruction
+from ...spirv.enums import ExecutionMode
 from ...spirv.enums import MemorySemantics as Sem
 from ...spirv.enums import Scope
 
@@ -25,6 +26,7 @@ class NativeWarp:
     """The collectives of :class:`translator.isa.ctx.Ctx` on the device's subgroups."""
 
     region_masks_shared = False      # Bx masks live in each thread's own variable
+    execution_modes: tuple = ()      # MaximallyReconvergesKHR where the device offers it
 
     def __init__(self, e):
         self.e, self.m, self.f = e, e.m, e.f
@@ -37,6 +39,10 @@ class NativeWarp:
             return
         for cap in ("GroupNonUniform", "GroupNonUniformBallot", "GroupNonUniformShuffle"):
             m.capability(cap)
+        if e.features is not None and "shaderMaximalReconvergence" in e.features:
+            # the device's promise that lanes which branch alike reconverge where they could
+            m.extension("SPV_KHR_maximal_reconvergence")
+            self.execution_modes = (ExecutionMode.MaximallyReconvergesKHR,)
         size = f.load(u32, m.builtin("SubgroupSize", u32))
         self.sg_lane = f.load(u32, m.builtin("SubgroupLocalInvocationId", u32))
         e.lane = f.op("BitwiseAnd", u32, self.sg_lane, e.k(31))          # the warp lane
