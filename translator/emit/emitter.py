@@ -428,13 +428,17 @@ class Emitter:
         self.record_status(abi.LIVELOCK, stuck, f.load(u32, self.pc))
         self.add_counters(turns=None)
 
-    def add_counters(self, turns) -> None:
+    def add_counters(self, turns, per_warp: bool = False) -> None:
+        """Add the thread's steps and instructions to the ctrl buffer's counters, and the
+        turns and barriers: once per workgroup, or once per warp where each took its own."""
         f, u32 = self.f, self.m.u32()
         scope, sem = self.k(Scope.Device), self.k(Sem.Relaxed)
         for index, var in ((abi.STEPS, self.steps), (abi.INSTRUCTIONS, self.executed)):
             f.op("AtomicIAdd", u32, self.ctrl_ptr(self.k(index)), scope, sem, f.load(u32, var))
         if turns is not None:
-            with f.if_(f.op("IEqual", self.m.bool(), self.tid, self.k(0))):
+            first = f.op("GroupNonUniformElect", self.m.bool(), self.k(Scope.Subgroup)) if per_warp else \
+                f.op("IEqual", self.m.bool(), self.tid, self.k(0))
+            with f.if_(first):
                 for index, value in turns:
                     f.op("AtomicIAdd", u32, self.ctrl_ptr(self.k(index)), scope, sem, value)
 

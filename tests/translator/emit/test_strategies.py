@@ -116,3 +116,36 @@ def test_subgroup_native_runs_every_program_on_the_free_loop(lines):
     rest, found = _without_maximal_reconvergence(maximal)
     assert found is (lines is VOTED) and (b"SPV_KHR_maximal_reconvergence" in maximal) is found
     validate_spirv(rest)
+
+
+def _control_barrier_scopes(spirv: bytes) -> list[int]:
+    """The execution scope of each OpControlBarrier (its constant's value)."""
+    words = struct.unpack(f"<{len(spirv) // 4}I", spirv)
+    consts, scopes, at = {}, [], 5
+    while at < len(words):
+        n, op = words[at] >> 16, words[at] & 0xFFFF
+        if op == OP["Constant"] and n == 4:
+            consts[words[at + 2]] = words[at + 3]
+        elif op == OP["ControlBarrier"]:
+            scopes.append(consts[words[at + 1]])
+        at += n
+    return scopes
+
+
+WARPSYNCED = VOTED[:-4] + ["WARPSYNC 0xffffffff", "VOTE.ANY R6, PT, PT", "STG.E [R4.64], R2", "EXIT",
+                           ".L_end:", "BRA `(.L_end)"]
+BARRED = VOTED[:-4] + ["BAR.SYNC 0x0", "STG.E [R4.64], R2", "EXIT", ".L_end:", "BRA `(.L_end)"]
+
+
+@pytest.mark.parametrize("lines, per_warp", [(VOTED, True), (WARPSYNCED, True), (BARRED, False)])
+def test_where_subgroups_are_warps_each_warp_takes_its_own_turns_unless_a_bar_needs_the_workgroup(lines, per_warp):
+    emitter = Emitter(program(lines), BLOCK, 1024, None, True, True)
+    assert emitter.warp.per_warp is per_warp
+    scopes = _control_barrier_scopes(emitter.build().spirv)
+    workgroup = scopes.count(2)                         # Scope.Workgroup
+    if per_warp:                                        # the set-up's barrier, then subgroup ones only
+        assert workgroup == 1 and set(scopes) <= {2, 3}
+    else:
+        assert workgroup > 1
+    shared = Emitter(program(lines), BLOCK, 1024, None, True, False)    # subgroups are not warps
+    assert not shared.warp.per_warp and _control_barrier_scopes(shared.build().spirv).count(2) > 1

@@ -43,7 +43,7 @@ class TurnLoop:
         self.needs_mask = "mask" in self.state_uses(i for b in self.loud.values() for i in b.insts)
         self._fill(publish=self.needs_mask and not e.warp_subgroups)
         e.memory.init_shared(cooperative=True)
-        self.barrier()
+        self.barrier(workgroup=True)
         self.tv = self._turn_vars()
         if e.warp_subgroups:
             self._check_warps()
@@ -100,10 +100,19 @@ class TurnLoop:
                     f.op("Select", u32, yielded, e.k(YIELD_BIT), e.k(0)))
         mine = f.op("BitwiseOr", u32, pc, rank)
         n = f.load(u32, tv.votes)
+        f.store(tv.known, self.m.const_bool(False))
+        if self.per_warp:       # the warp's own vote: a subgroup reduction, no barrier
+            low = f.op("Select", u32, exited, e.k(NONE_KEY), mine)
+            high = f.op("Select", u32, exited, e.k(0), mine)
+            chosen = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce, low)
+            top = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce, high)
+            f.store(tv.chosen, chosen)
+            f.store(tv.uniform, f.op("IEqual", bool_, chosen, top))
+            f.store(tv.votes, f.op("IAdd", u32, n, e.k(1)))
+            return
         slot = f.op("UMod", u32, n, e.k(SLOTS))
         if self.needs_mask and not e.warp_subgroups:
             self._publish_pc(n, pc, exited)
-        f.store(tv.known, self.m.const_bool(False))
         self._vote(slot, f.op("Select", u32, exited, e.k(NONE_KEY), mine), f.op("Select", u32, exited, e.k(0), mine))
         self.barrier()
         chosen = self.ld("vote", slot)
@@ -210,4 +219,5 @@ class TurnLoop:
         pending = f.op("INotEqual", bool_, f.load(u32, self.tv.chosen), e.k(NONE_KEY))
         stuck = f.op("LogicalAnd", bool_, pending, f.op("LogicalNot", bool_, f.load(bool_, e.exited)))
         e.record_status(abi.LIVELOCK, stuck, f.load(u32, e.pc))
-        e.add_counters(turns=[(abi.TURNS, f.load(u32, self.turn)), (abi.BARRIERS, f.load(u32, self.nbar))])
+        e.add_counters(turns=[(abi.TURNS, f.load(u32, self.turn)), (abi.BARRIERS, f.load(u32, self.nbar))],
+                       per_warp=self.per_warp)

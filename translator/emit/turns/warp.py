@@ -132,6 +132,9 @@ class TurnsWarp(Collectives, SharedExchange, Waits, TurnLoop):
         self.exchange_site = ("exchange" in uses and not e.warp_subgroups) or "warpsync" in uses
         if self.exchange_site:
             self._init_exchange()
+        # each warp takes its own turns (translator/README.md, "Per-warp turns"): where its
+        # lanes are one subgroup and no BAR makes the workgroup meet
+        self.per_warp = e.warp_subgroups and "bar" not in uses
 
     # ---------------------------------------------------------------- helpers
     def ptr(self, name, index):
@@ -173,8 +176,14 @@ class TurnsWarp(Collectives, SharedExchange, Waits, TurnLoop):
         e = self.e
         return self.f.op(opcode, self.m.u32(), self.ptr(name, index), e.k(Scope.Workgroup), e.k(Sem.Relaxed), value)
 
-    def barrier(self):
-        f, u32 = self.f, self.m.u32()
+    def barrier(self, workgroup: bool = False):
+        """The turn's rendezvous: the workgroup's, or the warp's own (a subgroup barrier) where
+        each warp takes its own turns; ``workgroup`` for the one before the first turn."""
+        f, u32, e = self.f, self.m.u32(), self.e
+        if self.per_warp and not workgroup:
+            sem = Sem.AcquireRelease | Sem.WorkgroupMemory
+            f.op("ControlBarrier", None, e.k(Scope.Subgroup), e.k(Scope.Subgroup), e.k(sem))
+            return
         f.barrier()
         f.store(self.nbar, f.op("IAdd", u32, f.load(u32, self.nbar), self.e.k(1)))
 
