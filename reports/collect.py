@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import jsonschema
 import pandas as pd
 
-from warpboard.harness.run.results import READABLE_VERSIONS, RESULTS_VERSION, Status
+from warpboard.harness.run.results import READABLE_VERSIONS, Status
 
 INTERP = "interp"    # the interpreter's device id (harness.run.engine.INTERP)
 

@@ -3,13 +3,11 @@ external commands, scored side by side, each cell naming its translator; and the
 subgroup-native strategy's refusal where subgroups cannot hold a warp."""
 import json
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from warpboard.harness import translators
 from warpboard.harness.run import engine
-from warpboard.harness.run.results import Status
 from warpboard.reports import collect, render
 
 from support.paths import ROOT, library_case
