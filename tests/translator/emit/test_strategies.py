@@ -5,6 +5,8 @@ import shutil
 import struct
 
 import pytest
+from warpboard.harness.run import compare
+from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case
 from warpboard.harness.vk import validate_spirv
 from warpboard.translator import STRATEGIES, load_program, translate
 from warpboard.translator.emit.emitter import Emitter
@@ -13,6 +15,7 @@ from warpboard.translator.spirv.builder import OP
 from warpboard.translator.spirv.enums import ExecutionMode
 
 from support.listing_kit import listing
+from support.paths import library_case
 
 BLOCK = (64, 1, 1)
 # Thread t adds 1 to its word of buffer 0 in a loop of t % 4 trips: divergent, no collective.
@@ -149,3 +152,20 @@ def test_where_subgroups_are_warps_each_warp_takes_its_own_turns_unless_a_bar_ne
         assert workgroup > 1
     shared = Emitter(program(lines), BLOCK, 1024, None, True, False)    # subgroups are not warps
     assert not shared.warp.per_warp and _control_barrier_scopes(shared.build().spirv).count(2) > 1
+
+
+@pytest.mark.xdist_group("lavapipe-in-process")
+@pytest.mark.parametrize("case_id", ["basic/divmod64", "basic/bytes_switch", "basic/gather_two"])
+def test_free_mode_lanes_converge_at_the_lowest_pc_and_give_the_same_words(lavapipe, case_id):
+    """Where a warp is a subgroup, free mode runs only the lanes at the subgroup's lowest pc
+    each step (a lane that left a loop early waits for the rest): any device runs that
+    schedule, so lavapipe checks its words; the turn-free loop keeps no barrier."""
+    case = library_case(case_id)
+    prep = prepare(case)
+    if prep.program.turns:
+        pytest.skip(f"{case_id} runs in turns")
+    shader = translate_case(prep, "free", warp_subgroups=True, use_cache=False)[0]
+    assert "GroupNonUniformUMin" in opcodes(shader.spirv) and "ControlBarrier" not in opcodes(shader.spirv)
+    raw = run_vulkan(lavapipe, prep, shader, timeout_s=60)
+    assert raw.outcome.value == "ok", raw.detail
+    assert compare.compare(case, raw.buffers).total == 0

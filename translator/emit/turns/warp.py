@@ -47,6 +47,8 @@ class FreeWarp:
 
     def __init__(self, e):
         self.e = e
+        # where a warp is a subgroup its lanes converge at the lowest pc (Emitter._converged_step)
+        self.converge = e.subgroups_are_warps
 
     def on_exit(self, cond): pass
     def segments_block(self, block): return False
