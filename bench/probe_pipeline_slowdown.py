@@ -7,6 +7,13 @@
 Prints the vote loop's time on the device clock: on a fresh VkDevice, after the first 60 library
 cases ran on it, on a new VkDevice in the same process, and after the same 60 ran on that one.
 On NVIDIA 580.159.04 (H200): 6.0, 34.4, 6.0 and 6.0 ms.
+
+What it depends on (H200, 2026-12-03, the vote loop with per-warp turns): 4.10 ms fresh and
+23.5 ms after the 60 cases when the driver compiles them cold (its shader disk cache off,
+`__GL_SHADER_DISK_CACHE=0`, or a new cache folder, `__GL_SHADER_DISK_CACHE_PATH`); 4.10 and
+4.10 ms in a second process whose compiles the disk cache serves. Destroying the 60 pipelines
+or idling 3 s does not bring it back; a new VkDevice does. So `warpboard bench` measures its
+kernels on a VkDevice of their own ("alone") beside the library's ("after_library").
 """
 import statistics
 import sys

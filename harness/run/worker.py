@@ -344,6 +344,14 @@ def cached_device(index: int = 0):
     return _DEVICES[index]
 
 
+def fresh_device(index: int = 0):
+    """A new :class:`harness.vk.Device` for ``index``, beside the cached one (the caller
+    closes it): NVIDIA's dispatches slow down on a VkDevice that has compiled many pipelines
+    with a cold shader cache (`warpboard bench` measures its kernels on one of these too)."""
+    from .. import vk  # imported here: the parent never needs Vulkan
+    return vk.Device(index)
+
+
 def _resolve(fn_qualname: str):
     """Import "package.module:function" (dots after the colon walk attributes)."""
     module_name, sep, attr = fn_qualname.partition(":")

@@ -29,7 +29,7 @@ from warpboard.translator import clear_caches, parse_listing
 from ..case.model import BufferSpec, Case, Param, discover_cases, load_case
 from ..run import devices
 from ..run.dispatch import prepare, run_vulkan, translate_case, warps_are_subgroups
-from ..run.worker import Worker, cached_device
+from ..run.worker import Worker, cached_device, fresh_device
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 if not BENCH_DIR.is_dir():          # an installed package: the checkout's bench/, from where it runs
@@ -167,14 +167,23 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
             work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info), prep)))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))
-    for case, modes, translated in work:
-        try:
-            if isinstance(translated, Exception):
-                raise translated
-            rows.extend({"device": device_id, **row} for row in measure(device, case, modes, repeat, translated))
-        except Exception as exc:  # noqa: BLE001
-            rows.extend({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}"}
-                        for mode in modes)
+    def run(on, items, **extra):
+        for case, modes, translated in items:
+            try:
+                if isinstance(translated, Exception):
+                    raise translated
+                rows.extend({"device": device_id, **row, **extra} for row in measure(on, case, modes, repeat, translated))
+            except Exception as exc:  # noqa: BLE001
+                rows.extend({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}",
+                             **extra} for mode in modes)
+    library = [w for w in work if not w[0].id.startswith("bench/")]
+    kernels = [w for w in work if w[0].id.startswith("bench/")]
+    run(device, library)
+    # the bench kernels alone, on a VkDevice of their own; then after the library, on its device
+    with fresh_device(device_index) as alone:
+        run(alone, kernels)
+    if library:
+        run(device, kernels, after_library=True)
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 
@@ -189,7 +198,7 @@ def native_ratios(rows: list[dict], native: dict | None) -> dict:
     in the same session; without it the times recorded in ``bench/kernels.toml`` are used."""
     out = {}
     for r in rows:
-        if not r["case"].startswith("bench/") or "error" in r or r["outcome"] != "ok":
+        if not r["case"].startswith("bench/") or "error" in r or r["outcome"] != "ok" or r.get("after_library"):
             continue
         kernel = r["case"].split("/", 1)[1]
         if not r.get("native_h200_ms"):       # shrunk grid: nothing native to compare with
@@ -207,8 +216,16 @@ def native_ratios(rows: list[dict], native: dict | None) -> dict:
 def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = None,
               parse: dict | None = None) -> dict:
     """The figures the targets speak of, over the library rows (and :func:`parse_rate`'s)."""
-    ok = [r for r in rows if "error" not in r and r["outcome"] == "ok"]
+    after = [r for r in rows if r.get("after_library") and "error" not in r and r["outcome"] == "ok"]
+    ok = [r for r in rows if "error" not in r and r["outcome"] == "ok" and not r.get("after_library")]
     library = [r for r in ok if not r["case"].startswith("bench/")]
+    after_library = {}
+    for r in after:
+        alone = next((a for a in ok if (a["case"], a["device"], a["mode"]) == (r["case"], r["device"], r["mode"])), None)
+        if alone:
+            after_library.setdefault(r["device"], {})[f"{r['case']} ({r['mode']})"] = {
+                "alone_ms": _time(alone) * 1000, "after_library_ms": _time(r) * 1000,
+                "ratio": _time(r) / max(1e-12, _time(alone))}
     ratios, wall = {}, {}
     for r in ok:
         if r["mode"] == "turns":
@@ -237,6 +254,7 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
         "barriers_per_warp_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, warp_instr),
         "translate_instructions_per_s": translated / max(1e-9, seconds),
         "device_wall_s": walls,
+        "after_library": after_library,     # the bench kernels on the library's VkDevice over alone
         "driver_compile_s": {d: {"median": statistics.median(t for _, t, _ in vs), "max": max(t for _, t, _ in vs),
                                  "slowest": max(vs, key=lambda v: v[1])[0], "total": sum(t for _, t, _ in vs),
                                  "per_1000_sass_instructions": 1000 * sum(t for _, t, _ in vs) / max(1, sum(n for _, _, n in vs))}

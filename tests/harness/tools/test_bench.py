@@ -70,3 +70,8 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     s = doc["summary"]
     assert "basic/bit_ops" in s["turns_over_free"]["lavapipe-w8"]["cases"]
     assert s["translate_instructions_per_s"] > 0 and s["over_native"] == {}     # one block: no native figure
+    # the bench kernels twice: alone (a VkDevice of their own) and after the library (its device)
+    assert sum(1 for r in doc["rows"] if r.get("after_library")) == 3
+    after = s["after_library"]["lavapipe-w8"]
+    assert set(after) == {"bench/bench_vote_loop (turns)", "bench/bench_plain_loop (free)", "bench/bench_plain_loop (turns)"}
+    assert all(v["alone_ms"] > 0 and v["after_library_ms"] > 0 and v["ratio"] > 0 for v in after.values())
