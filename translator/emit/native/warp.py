@@ -20,6 +20,7 @@ from ...errors import UnsupportedInstruction
 from ...spirv.enums import ExecutionMode
 from ...spirv.enums import MemorySemantics as Sem
 from ...spirv.enums import Scope
+from ..lanes import shfl_source
 
 
 class NativeWarp:
@@ -72,19 +73,8 @@ class NativeWarp:
         return self._ballot(x, x.band(x.en, p))
 
     def shfl(self, x, mode, value, b, c):
-        lane = self.e.lane
-        b = x.and_(b, x.k32(31))
-        seg, clamp = x.and_(x.shr(c, x.k32(8)), x.k32(31)), x.and_(c, x.k32(31))
-        max_lane = x.or_(x.and_(lane, seg), x.and_(clamp, x.not_(seg)))
-        if mode == "up":
-            j = x.sub(lane, b)
-            ok = x.cmp("ge", j, max_lane, True)
-        else:
-            j = {"down": lambda: x.add(lane, b), "bfly": lambda: x.xor(lane, b),
-                 "idx": lambda: x.or_(x.and_(lane, seg), x.and_(b, x.not_(seg)))}[mode]()
-            ok = x.cmp("le", j, max_lane, False)
-        got = self._lane_value(x, value, x.sel(ok, x.and_(j, x.k32(31)), lane))
-        return x.sel(ok, got, value), ok
+        source, ok = shfl_source(x, mode, self.e.lane, b, c)
+        return x.sel(ok, self._lane_value(x, value, source), value), ok
 
     def _each_lane(self, x, value, step, start):
         """``step(acc, theirs, bit)`` folded over the 32 lanes of the warp that are here."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ... import abi
 from ...spirv.enums import GroupOperation, Scope
+from ..lanes import shfl_source
 
 
 class Collectives:
@@ -61,18 +62,7 @@ class Collectives:
 
     def shfl(self, x, mode, value, b, c):
         e = self.e
-        lane = e.lane
-        b = x.and_(b, x.k32(31))
-        seg, clamp = x.and_(x.shr(c, x.k32(8)), x.k32(31)), x.and_(c, x.k32(31))
-        max_lane = x.or_(x.and_(lane, seg), x.and_(clamp, x.not_(seg)))
-        if mode == "up":
-            j = x.sub(lane, b)
-            ok = x.cmp("ge", j, max_lane, True)
-        else:
-            j = {"down": lambda: x.add(lane, b), "bfly": lambda: x.xor(lane, b),
-                 "idx": lambda: x.or_(x.and_(lane, seg), x.and_(b, x.not_(seg)))}[mode]()
-            ok = x.cmp("le", j, max_lane, False)
-        source = x.sel(ok, x.and_(j, x.k32(31)), lane)
+        source, ok = shfl_source(x, mode, e.lane, b, c)
         if e.warp_subgroups:
             got = self._sg_lane_value(x, value, source)
         else:
