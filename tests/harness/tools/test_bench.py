@@ -59,7 +59,7 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     rows = {(r["case"], r["mode"]): r for r in doc["rows"]}
     assert set(rows) == {("basic/bit_ops", "free"), ("basic/bit_ops", "turns"), ("vote/vote_uni", "turns"),
                          ("bench/bench_vote_loop", "turns"), ("bench/bench_plain_loop", "free"),
-                         ("bench/bench_plain_loop", "turns")}
+                         ("bench/bench_plain_loop", "turns"), ("bench/bench_warp_trips", "turns")}
     assert all(r["outcome"] == "ok" for r in rows.values()), rows
     free, turns = rows[("basic/bit_ops", "free")], rows[("basic/bit_ops", "turns")]
     assert free["turns"] == 0 and free["barriers"] == 0 and turns["turns"] > 0 and turns["barriers"] > 0
@@ -71,7 +71,8 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     assert "basic/bit_ops" in s["turns_over_free"]["lavapipe-w8"]["cases"]
     assert s["translate_instructions_per_s"] > 0 and s["over_native"] == {}     # one block: no native figure
     # the bench kernels twice: alone (a VkDevice of their own) and after the library (its device)
-    assert sum(1 for r in doc["rows"] if r.get("after_library")) == 3
+    assert sum(1 for r in doc["rows"] if r.get("after_library")) == 4
     after = s["after_library"]["lavapipe-w8"]
-    assert set(after) == {"bench/bench_vote_loop (turns)", "bench/bench_plain_loop (free)", "bench/bench_plain_loop (turns)"}
+    assert set(after) == {"bench/bench_vote_loop (turns)", "bench/bench_plain_loop (free)",
+                          "bench/bench_plain_loop (turns)", "bench/bench_warp_trips (turns)"}
     assert all(v["alone_ms"] > 0 and v["after_library_ms"] > 0 and v["ratio"] > 0 for v in after.values())
