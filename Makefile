@@ -10,13 +10,17 @@ TRANSLATORS  ?= --translator turns --translator subgroup-native
 # pytest-xdist: 2 workers, tests marked with the same xdist_group stay on one worker.
 PYTEST_FLAGS ?= -n 2 --dist loadgroup
 
-.PHONY: setup test scoreboard clean
+.PHONY: setup test campaign scoreboard clean
 
 setup:
 	ci/setup.sh
 
 test: setup
-	$(VENV)/bin/python -m pytest $(PYTEST_FLAGS) tests
+	$(VENV)/bin/python -m pytest $(PYTEST_FLAGS) -m "not campaign" tests
+
+# the fuzz campaign, mutation and reduction tests (marker `campaign`): a CI job of their own
+campaign: setup
+	$(VENV)/bin/python -m pytest $(PYTEST_FLAGS) -m campaign tests
 
 scoreboard: setup
 	mkdir -p $(OUT)

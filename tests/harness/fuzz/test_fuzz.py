@@ -253,6 +253,7 @@ def test_model_refuses_a_mask_that_reads_itself(tmp_path):
 
 @pytest.mark.skipif(not toolchain.cuda_tools_present() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")
 @pytest.mark.xdist_group("fuzz-campaign")
+@pytest.mark.campaign
 def test_small_campaign_end_to_end(tmp_path, capsys):
     out, summary = tmp_path / "c", tmp_path / "summary.json"
     code = cli.run_argv(["--seed", "5", "--count", "8", "--out", str(out), "--jobs", "2",

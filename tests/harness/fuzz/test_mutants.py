@@ -191,6 +191,7 @@ def _check(tally: Tally, count: int) -> None:
 
 
 @pytest.mark.xdist_group("mutants")
+@pytest.mark.campaign
 def test_mutants(corpus, device_configs):
     """MUTANTS mutants: all through the interpreter and spirv-val, a share on lavapipe."""
     config = _lavapipe(device_configs)

@@ -108,6 +108,7 @@ def test_origin_reads_the_campaign_and_asks_for_a_seed_otherwise(tmp_path):
 # ---------------------------------------------------------------- a whole reduction
 
 @needs_cuda
+@pytest.mark.campaign
 def test_reduce_keeps_an_injected_failure_and_writes_a_case(tmp_path):
     """The "failure" is containing a match_any: the reducer must cut the rest away."""
     k = knobs.load()
