@@ -22,7 +22,7 @@ def translate_listing(request: dict, strategy: str) -> dict:
     program = load_program(request["listing"], request["kernel"], block=block)
     features = frozenset(request["device"]["features"])
     real = request["device"].get("real_subgroup")
-    if strategy == "subgroup-native" and program.turns and (not real or real % 32):
+    if strategy == "subgroup-native" and program.collectives and (not real or real % 32):
         return {"unsupported": f"subgroups of {real} lanes cannot hold a warp of 32"}
     shader = translate(program, block, launch["shared_bytes"], strategy=strategy, features=features)
     bindings = request["abi"]["bindings"]     # this translator keeps the board's own layout

@@ -19,7 +19,7 @@ class Builtin:
         if self.name == "turns":
             return translate_case(prep, mode, warp_subgroups=warps_are_subgroups(info), features=features)[0]
         program = prep.program
-        if any(i.exchanges and not i.spec.region for i in program.insts):
+        if program.collectives:
             real = real_subgroup(info)
             if real is None or real % 32:
                 raise UnsupportedInstruction(

@@ -1,4 +1,5 @@
-"""What every strategy's SHFL computes the same way: the source lane and whether it is in range."""
+"""What the strategies' warps share: SHFL's source lane, MATCH.ALL from the equal lanes, and
+the waits of a warp whose lanes never wait for each other."""
 from __future__ import annotations
 
 
@@ -17,3 +18,23 @@ def shfl_source(x, mode: str, lane, b, c):
              "idx": lambda: x.or_(x.and_(lane, seg), x.and_(b, x.not_(seg)))}[mode]()
         ok = x.cmp("le", j, max_lane, False)
     return x.sel(ok, x.and_(j, x.k32(31)), lane), ok
+
+
+def match_all_of(x, equal, here):
+    """MATCH.ALL from the lanes whose value equals this one and the lanes present: all of
+    them (and true) when every present lane holds the same value, else 0 (and false)."""
+    ok = x.cmp("eq", equal, here, False)
+    return x.sel(ok, here, x.k32(0)), ok
+
+
+class NoWaits:
+    """The waits and regions of a warp whose lanes never wait for each other (free mode, or
+    reconvergence left to the device): each does nothing."""
+
+    def on_exit(self, cond): pass
+    def segments_block(self, block): return False
+    def yield_(self, x): pass
+    def bssy(self, x, barrier): pass
+    def bsync(self, x, barrier): pass
+    def brk(self, x, barrier, cond=None): pass
+    def warpsync(self, x, mask): pass

@@ -110,6 +110,12 @@ class Program:
         return any(i.spec.turns for i in self.insts) or self.may_spin or bool(self.order.points)
 
     @property
+    def collectives(self) -> bool:
+        """Whether an instruction takes what the other lanes of its warp hold (VOTE, SHFL,
+        MATCH, REDUX, BRA.DIV, R2UR's test; not BSSY, which only names a region)."""
+        return any(i.exchanges and not i.spec.region for i in self.insts)
+
+    @property
     def may_spin(self) -> bool:
         """A YIELD/NANOSLEEP, or a loop that re-reads memory another thread may write:
         shared loads, strong (volatile) global loads or atomics between a backward branch

@@ -20,10 +20,10 @@ from ...errors import UnsupportedInstruction
 from ...spirv.enums import ExecutionMode
 from ...spirv.enums import MemorySemantics as Sem
 from ...spirv.enums import Scope
-from ..lanes import shfl_source
+from ..lanes import NoWaits, match_all_of, shfl_source
 
 
-class NativeWarp:
+class NativeWarp(NoWaits):
     """The collectives of :class:`translator.isa.ctx.Ctx` on the device's subgroups."""
 
     region_masks_shared = False      # Bx masks live in each thread's own variable
@@ -33,8 +33,7 @@ class NativeWarp:
         self.e, self.m, self.f = e, e.m, e.f
         m, f, u32, bool_ = e.m, e.f, e.m.u32(), e.m.bool()
         self.v4 = m.vec(u32, 4)
-        # a collective anywhere (BSSY, which also reads the warp's lanes, does nothing here)
-        self.uses = any(i.exchanges and not i.spec.region for i in e.program.insts)
+        self.uses = e.program.collectives
         self.subgroup_size = 32 if self.uses else None   # what the pipeline asks for where it can
         if not self.uses:
             return
@@ -93,9 +92,7 @@ class NativeWarp:
         return self._equal_lanes(x, value)[0]
 
     def match_all(self, x, value):
-        mask, here = self._equal_lanes(x, value)
-        ok = x.cmp("eq", mask, here, False)
-        return x.sel(ok, here, x.k32(0)), ok
+        return match_all_of(x, *self._equal_lanes(x, value))
 
     def redux(self, x, op, value, signed):
         cmp = lambda a, b: x.cmp("lt", a, b, signed)  # noqa: E731
@@ -106,13 +103,6 @@ class NativeWarp:
         return self._each_lane(x, x.sel(x.en, value, x.k32(start)), step, x.k32(start))[0]
 
     # ---------------------------------------------------------------- waits and regions
-    def on_exit(self, cond): pass
-    def segments_block(self, block): return False
-    def yield_(self, x): pass
-    def bssy(self, x, barrier): pass
-    def bsync(self, x, barrier): pass
-    def brk(self, x, barrier, cond=None): pass
-    def warpsync(self, x, mask): pass
     def order_point(self, inst): pass
 
     def bar(self, x, kind, barrier, count, pred):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ... import abi
 from ...spirv.enums import GroupOperation, Scope
-from ..lanes import shfl_source
+from ..lanes import match_all_of, shfl_source
 
 
 class Collectives:
@@ -84,9 +84,7 @@ class Collectives:
         return self._equal_lanes(x, value)[0]
 
     def match_all(self, x, value):
-        mask, act = self._equal_lanes(x, value)
-        ok = x.cmp("eq", mask, act, False)
-        return x.sel(ok, act, x.k32(0)), ok
+        return match_all_of(x, *self._equal_lanes(x, value))
 
     def redux(self, x, op, value, signed):
         """One shared atomic per lane. Every operation is mapped onto one whose neutral value

@@ -13,6 +13,7 @@ from ...errors import UnsupportedInstruction
 from ...ir.turnkey import NONE_KEY
 from ...spirv.enums import MemorySemantics as Sem
 from ...spirv.enums import Scope
+from ..lanes import NoWaits
 from .collectives import Collectives
 from .exchange import WORDS, SharedExchange
 from .loop import TurnLoop
@@ -40,7 +41,7 @@ def region_barriers(insts) -> int:
     return max((o.value + 1 for i in insts if i.spec.region for o in i.ops if o.kind == "barrier"), default=0)
 
 
-class FreeWarp:
+class FreeWarp(NoWaits):
     """Free mode: no collectives; convergence instructions have nothing to wait for."""
 
     region_masks_shared = False      # Bx masks live in each thread's own variable
@@ -49,14 +50,6 @@ class FreeWarp:
         self.e = e
         # where a warp is a subgroup its lanes converge at the lowest pc (Emitter._converged_step)
         self.converge = e.subgroups_are_warps
-
-    def on_exit(self, cond): pass
-    def segments_block(self, block): return False
-    def yield_(self, x): pass
-    def bssy(self, x, barrier): pass
-    def bsync(self, x, barrier): pass
-    def brk(self, x, barrier, cond=None): pass
-    def warpsync(self, x, mask): pass
 
     def _refuse(self, x, *args):
         raise UnsupportedInstruction(f"{x.inst.where}: {x.inst.opcode} needs turns mode", x.inst.opcode)
