@@ -9,6 +9,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -446,6 +447,16 @@ def test_ci_runs_the_tests_and_a_scoreboard_that_can_fail():
     assert "warpboard run " in recipe and "--exit-zero" not in recipe
     assert "always()" not in workflow.replace("`always()`", "")     # !cancelled(): a cancelled run stops
 
+
+
+def test_the_fuzz_shards_cover_every_program_and_are_merged():
+    """The matrix's shards are 1..N of the N each leg passes, and fuzz-merge reads them all."""
+    workflow = (ROOT / "ci" / "scoreboard.yml").read_text()
+    fuzz = workflow.split("\n  fuzz:\n", 1)[1].split("\n  fuzz-merge:\n", 1)
+    shards = [int(k) for k in re.search(r"shard: \[([0-9, ]+)\]", fuzz[0]).group(1).split(",")]
+    n = int(re.search(r"--shard \$\{\{ matrix.shard \}\}/([0-9]+)", fuzz[0]).group(1))
+    assert shards == list(range(1, n + 1))
+    assert "needs: [fuzz]" in fuzz[1] and "warpboard fuzz-merge shards/fuzz-$seed-*/" in fuzz[1]
 
 def test_run_fails_on_a_cell_that_is_neither_pass_nor_expected(make_case, tmp_path):
     make_case.write("basic/wrong", buffers=[{"name": "out", "words": 1, "init": 0, "expected": [1]}])
