@@ -28,6 +28,7 @@ from warpboard.harness.case.model import (
     read_text,
 )
 from warpboard.harness.files import OutputError, output_problem, write_atomic
+from warpboard.harness.capture import cli as capture_cli
 from warpboard.harness.fuzz import cli as fuzz_cli
 from warpboard.harness.fuzz import merge as fuzz_merge
 from warpboard.harness.fuzz import reduce as fuzz_reduce
@@ -141,6 +142,8 @@ COMMANDS = (
             fuzz_merge.run, fuzz_merge.DESCRIPTION),
     Command("reduce", "shrink a failing generated program to a small case", fuzz_reduce.add_arguments,
             fuzz_reduce.run, fuzz_reduce.DESCRIPTION),
+    Command("capture", "record a CUDA program's launches on the GPU as cases", capture_cli.add_arguments,
+            capture_cli.run, capture_cli.DESCRIPTION),
     Command("corpus", "compile CUDA code bases and classify every kernel", corpus.add_arguments,
             corpus.run, corpus.DESCRIPTION),
     Command("mufu-rates", "MUFU words per device against the chip's: bit-exact rates, ULPs",

@@ -15,7 +15,10 @@ importable from here too.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import re
+import struct
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -89,9 +92,11 @@ COMPARE_FORMS = re.compile(r"exact|f32-ulp:([0-9]{1,7})(,abs:2\^-[0-9]{1,3})?")
 @dataclass(frozen=True)
 class Param:
     """One kernel parameter: ``kind`` "buffer" (value: buffer name, passed as its 64-bit
-    address), "u8", "u16", "u32" or "u64" (value: the integer; each naturally aligned)."""
+    address plus ``offset`` bytes), "u8", "u16", "u32" or "u64" (value: the integer; each
+    naturally aligned)."""
     kind: str
     value: str | int
+    offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,7 @@ def load_case(path: str | Path, root: str | Path | None = None) -> Case:
     step_budget = top.integer("step_budget", 1, MAX_STEP_BUDGET, required=False)
     provenance = _provenance(loc, top.table_("provenance"))
     grid, block, shared = _launch(loc, top.table_("launch"))
-    buffers = _buffers(loc, top.tables("buffers"))
+    buffers = _buffers(loc, top.tables("buffers"), path, confine)
     if provenance["expected"] == "pending":
         _check_pending(loc, source, buffers)
     params = tuple(_param(loc, t, i, buffers)
@@ -284,7 +289,7 @@ def _launch(loc: Locator, data: dict) -> tuple[tuple[int, int, int], tuple[int, 
     return grid, block, DEFAULT_SHARED_BYTES if shared is None else shared
 
 
-def _buffer(loc: Locator, data: dict, index: int) -> BufferSpec:
+def _buffer(loc: Locator, data: dict, index: int, path: Path, confine: Path) -> BufferSpec:
     """One [[buffers]] table."""
     c = Checker(loc, data, f"buffers[{index}]", "buffers", index)
     c.only(BUFFER_KEYS)
@@ -293,8 +298,8 @@ def _buffer(loc: Locator, data: dict, index: int) -> BufferSpec:
         raise c.err("name", f"buffers[{index}].name: {name!r} is not an identifier")
     words = c.integer("words", 1, MAX_BUFFER_WORDS)
     c.required("init")
-    init = c.words("init", words, fill_ok=True)
-    expected = c.words("expected", words, fill_ok=False) if "expected" in data else None
+    init = _words(c, "init", words, True, path, confine)
+    expected = _words(c, "expected", words, False, path, confine) if "expected" in data else None
     compare = c.string("compare", required=False) or "exact"
     if not COMPARE_FORMS.fullmatch(compare):
         raise c.err("compare", f'buffers[{index}].compare: {compare!r} is not "exact", "f32-ulp:N" '
@@ -303,11 +308,37 @@ def _buffer(loc: Locator, data: dict, index: int) -> BufferSpec:
     return BufferSpec(name, words, init, expected, compare)
 
 
-def _buffers(loc: Locator, tables: list[dict]) -> tuple[BufferSpec, ...]:
+def _words(c: Checker, key: str, count: int, fill_ok: bool, path: Path, confine: Path) -> tuple[int, ...]:
+    """A buffer's ``init`` or ``expected``: words in the file, or ``{file, sha256}``: the
+    gzip-compressed little-endian bytes of a file beside the case (see cases/README.md)."""
+    if not isinstance(c.data[key], dict):
+        return c.words(key, count, fill_ok)
+    label = c.name(key)
+    sub = Checker(c.loc, c.data[key], label, c.table, c.index)
+    sub.only(("file", "sha256"))
+    target = file_beside(sub, path, "file", confine)
+    if target is None:
+        raise c.err(key, f"{label}: a table here needs file = \"...\" and sha256 = \"...\"")
+    digest = sub.string("sha256").lower()
+    try:
+        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)       # gzip framing
+        raw = inflate.decompress(target.read_bytes(), 4 * count + 1)
+    except (OSError, zlib.error) as e:
+        raise c.err(key, f"{label}.file: {target} is not a readable gzip file: {e}") from None
+    if len(raw) != 4 * count or not inflate.eof:
+        held = f"{len(raw)} bytes" if inflate.eof else f"more than {4 * count} bytes"
+        raise c.err(key, f"{label}.file: {target} holds {held}, but words = {count} ({4 * count} bytes)")
+    if hashlib.sha256(raw).hexdigest() != digest:
+        raise c.err(key, f"{label}.file: {target}'s bytes have sha256 {hashlib.sha256(raw).hexdigest()}, "
+                         f"not {digest}")
+    return struct.unpack(f"<{count}I", raw)
+
+
+def _buffers(loc: Locator, tables: list[dict], path: Path, confine: Path) -> tuple[BufferSpec, ...]:
     """All [[buffers]] tables: at least one, with unique names."""
     if not tables:
         raise loc.error("buffers: a case needs at least one [[buffers]] table", "buffers")
-    buffers = tuple(_buffer(loc, t, i) for i, t in enumerate(tables))
+    buffers = tuple(_buffer(loc, t, i, path, confine) for i, t in enumerate(tables))
     total = sum(b.words for b in buffers)
     if total > MAX_TOTAL_WORDS:
         raise loc.error(f"buffers: {total} words in all, at most {MAX_TOTAL_WORDS}", "buffers")
@@ -321,17 +352,22 @@ def _buffers(loc: Locator, tables: list[dict]) -> tuple[BufferSpec, ...]:
 def _param(loc: Locator, data: dict, index: int, buffers: tuple[BufferSpec, ...]) -> Param:
     """One [[params]] table: exactly one of buffer / u32 / u64."""
     c = Checker(loc, data, f"params[{index}]", "params", index)
-    c.only(PARAM_KINDS)
-    if len(data) != 1:
+    c.only(PARAM_KINDS + ("offset",))
+    kinds = [k for k in data if k in PARAM_KINDS]
+    if len(kinds) != 1:
         raise c.err(None, f"params[{index}]: give exactly one of {', '.join(PARAM_KINDS)}")
-    kind = next(iter(data))
+    kind = kinds[0]
     if kind == "buffer":
         name = c.string("buffer")
         names = [b.name for b in buffers]
         if name not in names:
             raise c.err("buffer", f"params[{index}].buffer: no buffer named '{name}' "
                                   f"(buffers: {', '.join(names)})")
-        return Param("buffer", name)
+        size = 4 * buffers[names.index(name)].words
+        offset = c.integer("offset", 0, size, required=False) or 0
+        return Param("buffer", name, offset)
+    if "offset" in data:
+        raise c.err("offset", f"params[{index}].offset: only a buffer parameter has an offset")
     return Param(kind, c.uint(kind, data[kind], c.name(kind), PARAM_BITS[kind]))
 
 

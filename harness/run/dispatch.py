@@ -83,7 +83,7 @@ def prepare(case: Case, budget: int | None = None) -> Prepared:
     check_constants(case, program)
     launch = abi.Launch(case.grid, case.block)
     names = [b.name for b in case.buffers]
-    params = [("u64", abi.buffer_address(names.index(p.value))) if p.kind == "buffer" else (p.kind, p.value)
+    params = [("u64", abi.buffer_address(names.index(p.value)) + p.offset) if p.kind == "buffer" else (p.kind, p.value)
               for p in case.params]
     buffers = [struct.pack(f"<{b.words}I", *b.init) for b in case.buffers]
     if case.strings:

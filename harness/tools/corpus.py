@@ -38,6 +38,7 @@ import tomllib
 
 from warpboard.translator import TranslatorError, UnsupportedInstruction, decode, load_program, parse_listing, translate
 
+from ..capture import programs as capture_programs
 from ..case.model import listing_kernels
 from ..case.toml_text import toml_string
 from ..files import write_atomic
@@ -350,6 +351,12 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="listings kept by source hash (default %(default)s; '' for none)")
     p.add_argument("--discover", action="store_true",
                    help="compile every .cu under each root and rewrite the manifests' files/skipped")
+    p.add_argument("--capture", action="store_true",
+                   help="the manifests name programs ([[program]], e.g. corpus/capture.toml): build each for "
+                        "sm_86 and the GPU present and capture its launches as cases into --out (needs an NVIDIA GPU)")
+    p.add_argument("--program", action="append", help="with --capture: only these programs (repeatable)")
+    p.add_argument("--max-bytes", type=int, default=4 << 20,
+                   help="with --capture: device memory a launch may touch to become a case (default 4 MiB)")
     return p
 
 
@@ -375,6 +382,12 @@ def _rewrite_manifests(paths: list[Path], bases: list[CodeBase], entries: list[d
 def run(args: argparse.Namespace) -> int:
     """Carry out ``warpboard corpus``; the exit code (2: a manifest or tool problem)."""
     paths = [Path(m) for m in args.manifest]
+    if args.capture:
+        out = Path(args.out if args.out != "runs/corpus-sm_86" else "build/capture")
+        rows = [r for m in paths for r in capture_programs.capture_all(m, out, args.program, max_bytes=args.max_bytes,
+                                                            jobs=args.jobs)]
+        print((out / "capture.md").read_text())
+        return 0 if any(r.cases for r in rows) else 1
     try:
         bases = [b for m in paths for b in load_manifest(m)]
         nvcc = find_nvcc()

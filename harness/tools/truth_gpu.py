@@ -167,7 +167,9 @@ class CupyRunner:
         names = [b.name for b in case.buffers]
         args = []
         for p in case.params:
-            if p.kind == "buffer":
+            if p.kind == "buffer" and p.offset:
+                args.append(np.uint64(arrays[names.index(p.value)].data.ptr + p.offset))
+            elif p.kind == "buffer":
                 args.append(arrays[names.index(p.value)])
             else:
                 args.append({"u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}[p.kind](p.value))

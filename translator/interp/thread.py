@@ -123,8 +123,8 @@ def _shfl(lanes, me: int, k: int, mode: str, value: int, b: int, c: int):
     ok = j >= max_lane if mode == "up" else j <= max_lane
     if not ok:
         return value, False
-    calls = lanes.get(j)
-    return (calls[k][2][1] if calls and k < len(calls) else 0), True
+    calls = lanes.get(j)       # a source lane not at this SHFL gives 0, as on the chip
+    return (calls[k][2][1] if calls and k < len(calls) and calls[k][0] else 0), True
 
 
 class ThreadCtx:

@@ -72,8 +72,10 @@ class NativeWarp(NoWaits):
         return self._ballot(x, x.band(x.en, p))
 
     def shfl(self, x, mode, value, b, c):
+        """A source lane in range that is not at this SHFL gives 0, as on the chip."""
         source, ok = shfl_source(x, mode, self.e.lane, b, c)
-        return x.sel(ok, self._lane_value(x, value, source), value), ok
+        present = x.cmp("ne", x.and_(x.shr(self.active(x), source), x.k32(1)), x.k32(0), False)
+        return x.sel(ok, x.sel(present, self._lane_value(x, value, source), x.k32(0)), value), ok
 
     def _each_lane(self, x, value, step, start):
         """``step(acc, theirs, bit)`` folded over the 32 lanes of the warp that are here."""

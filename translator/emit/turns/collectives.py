@@ -61,13 +61,16 @@ class Collectives:
         return x.sel(exists, got, x.k32(0))
 
     def shfl(self, x, mode, value, b, c):
+        """A source lane in range that is not at this SHFL gives 0, as on the chip."""
         e = self.e
         source, ok = shfl_source(x, mode, e.lane, b, c)
         if e.warp_subgroups:
-            got = self._sg_lane_value(x, value, source)
+            here, got = self._sg_ballot(x.en), self._sg_lane_value(x, value, source)
         else:
-            got = self._swap(x, x.en, value=value, src=source).got
-        return x.sel(ok, got, value), ok
+            swap = self._swap(x, x.en, value=value, src=source)
+            here, got = swap.act, swap.got
+        present = x.cmp("ne", x.and_(x.shr(here, source), x.k32(1)), x.k32(0), False)
+        return x.sel(ok, x.sel(present, got, x.k32(0)), value), ok
 
     def _equal_lanes(self, x, value):
         """(lanes of this warp in the rendezvous whose value equals this thread's, those lanes)."""
