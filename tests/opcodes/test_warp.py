@@ -49,3 +49,24 @@ def test_bpt_trap_faults_where_a_thread_reaches_it(backend):
     run = backend.run(HEAD + hit + store_outputs(1), [[0], [SENTINEL] * 32], name="trap")
     assert run.outcome == "fault", (run.outcome, run.detail)
     assert "thread 5 " in run.detail and "BPT.TRAP" in run.detail and "a failed assert" in run.detail, run.detail
+
+
+# ================================================================ SHFL from lanes not at it
+def test_shfl_from_a_lane_that_is_not_at_the_shfl_reads_zero(backend):
+    """Lanes 0-7 shuffle down while the others sit out: a source lane in range that is not at
+    the SHFL gives 0, as the H200 gives the reduction sample's last warp
+    (cases/captured/reduction/reduce7_float_2); one that is gives its value; out of range,
+    the lane keeps its own."""
+    body = [
+        "IADD3 R5, R0, 0x1, RZ", "IMAD.MOV.U32 R20, RZ, RZ, 0x77", "IMAD.MOV.U32 R21, RZ, RZ, 0x77",
+        "IMAD.MOV.U32 R22, RZ, RZ, 0x77",
+        "ISETP.GE.U32.AND P0, PT, R0, 0x8, PT", "BSSY B0, `(.L_x_1)", "@P0 BRA `(.L_x_0)",
+        "SHFL.DOWN PT, R20, R5, 0x10, 0x1f",       # lanes 16..23: not here
+        "SHFL.DOWN PT, R21, R5, 0x4, 0x1f",        # lanes 4..7 here, 8..11 not
+        "SHFL.DOWN PT, R22, R5, 0x4, 0x7",         # clamp 7: lanes 4..7 out of range, their own
+        ".L_x_0:", "BSYNC B0", ".L_x_1:",
+    ]
+    run = backend.run(HEAD + body + store_outputs(3), [[0], [SENTINEL] * 96], name="shfl_absent")
+    assert run.outcome == "ok", run.detail
+    want = [[0, t + 5 if t < 4 else 0, t + 5 if t < 4 else t + 1] if t < 8 else [0x77] * 3 for t in range(32)]
+    assert_rows(backend, rows_of(run.buffers[1], 3), want)

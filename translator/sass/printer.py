@@ -95,8 +95,8 @@ def format_instruction(raw: RawInstruction) -> str:
     parts: list[str] = []
     for k, o in enumerate(raw.operands):
         printed = format_operand(o, base)
-        if o.kind == "fimm" and o.name.lstrip("+-") == "INF" and k < len(raw.operands) - 1:
-            printed += " "           # nvdisasm prints `|R0|, +INF , PT`
+        if o.kind == "fimm" and o.name.lstrip("+-") in ("INF", "QNAN", "NAN") and k < len(raw.operands) - 1:
+            printed += " "           # nvdisasm prints `|R0|, +INF , PT`, `R15, -QNAN , P5`
         spaced = (spec is not None and spec.spaced_target and k > 0 and o.kind in ("label", "imm")
                   and raw.operands[k - 1].kind in ("reg", "ureg"))
         if spaced:

@@ -57,7 +57,9 @@ def test_case_loads_and_names_its_provenance(path):
     else:
         assert case.provenance["derivation"]
     assert any(b.expected is not None for b in case.buffers)
-    if case.source is None:      # a hand-written listing says so
+    if "captured" in case.tags:  # a real program's launch: the listing from its cubin
+        assert "nvdisasm" in case.provenance["listing"] and "captured by warpboard capture" in case.provenance["recorded_on"]
+    elif case.source is None:    # a hand-written listing says so
         assert "hand" in case.provenance["listing"].lower()
     if case.kernel is not None and case.source is not None:
         assert f".text.{case.kernel}:" in case.kernel_listing

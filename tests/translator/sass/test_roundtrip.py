@@ -88,7 +88,7 @@ FORMS = """\
         /*00c0*/                   FSETP.GEU.AND P0, PT, |R5|, 1.175494350822287508e-38, PT ;
         /*00d0*/                   FFMA R0, -|R2|, 0.5, -1 ;
         /*00e0*/                   FADD R0, R0, +INF ;
-        /*00f0*/                   FSEL R0, R1, -QNAN, !P0 ;
+        /*00f0*/                   FSEL R0, R1, -QNAN , !P0 ;
         /*0100*/                   HFMA2.MMA R3, -RZ, RZ, 0, 5.9604644775390625e-08 ;
         /*0110*/                   FMUL R0, |c[0x0][0x160]|, 16777216 ;
         /*0120*/                   LOP3.LUT R4, ~R4, R5, RZ, 0xc0, !PT ;

@@ -34,6 +34,10 @@ def vote(x: Ctx, i):
 
 
 def shfl(x: Ctx, i):
+    """SHFL.mode: the source lane's Ra where it is in range (Pd true), else the lane's own.
+    A source lane in range that is not at this SHFL (inactive or exited; guarded off, the same) gives 0:
+    CUDA leaves it undefined, the H200 gives 0 (cases/captured/reduction/reduce7_float_2:
+    the reduction sample's last warp shuffles down from lanes outside its mask)."""
     mode = next((SHFL_NAMES[m] for m in i.mods if m in SHFL_NAMES), None)
     if mode is None:
         raise unsupported(i, "no .IDX/.UP/.DOWN/.BFLY")
