@@ -82,20 +82,20 @@ def constant_banks(data: bytes, kernel: str) -> dict[int, bytes]:
 
 def bank_words(body: bytes) -> list[tuple[int, tuple[int, ...]]]:
     """A bank's bytes as (byte offset, words) runs, leaving out all-zero stretches of 16
-    words or more (a zeroed bank needs no data): the [[constants]] tables of a case."""
+    words or more (a zeroed bank needs no data): the [[constants]] tables of a case. The
+    first run starts at offset 0 unless such a stretch comes first: a kernel reads a 64-bit
+    constant whose low word is 0 from there (``IMAD.HI.U32 R7, R13, R6, c[0x2][0x0]``)."""
     body = body + bytes(-len(body) % 4)
     words = struct.unpack(f"<{len(body) // 4}I", body)
-    runs, start, zeros = [], None, 0
-    for k, w in enumerate(words + (0,) * 16):
-        if w:
-            start = k if start is None else start
-            zeros = 0
-        elif start is not None:
-            zeros += 1
-            if zeros == 16:
-                runs.append((4 * start, words[start:k - 15]))
-                start, zeros = None, 0
-    return runs
+    runs: list[list[int]] = []          # [first word, one past the last non-zero word]
+    for k, w in enumerate(words):
+        if not w:
+            continue
+        if runs and k - runs[-1][1] < 16:
+            runs[-1][1] = k + 1
+        else:
+            runs.append([0 if not runs and k < 16 else k, k + 1])
+    return [(4 * a, words[a:b]) for a, b in runs]
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import pytest
 from support.elf import make_elf
 from support.listing_kit import listing
 
+from warpboard.harness.case.cubin import bank_words
 from warpboard.harness.case.model import CaseError, load_case
 from warpboard.harness.run.engine import run_case
 from warpboard.harness.run.results import Status
@@ -75,7 +76,7 @@ def _cubin_case(make_case, case_root, bank2: bytes, **parts):
 
 def test_a_case_takes_its_banks_from_the_cubin_it_names(make_case, case_root):
     case = _cubin_case(make_case, case_root, struct.pack("<2I", 0, 7))
-    assert (2, 4, (7,)) in case.constants
+    assert (2, 0, (0, 7)) in case.constants          # from 0x0: a pair may start at the zero word
     assert run_case(case, "interp").status is Status.PASS
 
 
@@ -92,3 +93,16 @@ def test_an_unreadable_cubin_is_a_case_error(make_case, case_root):
     path = make_case.write("k/c", sass="k:\n.text.k:\n" + listing(["EXIT"]), kernel="k", cubin="k.cubin")
     with pytest.raises(CaseError, match=r"cubin: .*k\.cubin cannot be read"):
         load_case(path, case_root)
+
+
+# ---------------------------------------------------------------- a bank's tables from its bytes
+def test_bank_tables_start_at_zero_where_a_pair_begins_with_a_zero_word():
+    """fz5018 (seed 5000 on the H200): ``IMAD.HI.U32 R7, R13, R6, c[0x2][0x0]`` reads the
+    pair 0x0-0x7 of a bank 2 whose first word is 0; the table must start at 0x0, or the case
+    does not give what the kernel reads. Long zero stretches are still left out."""
+    words = lambda *w: struct.pack(f"<{len(w)}I", *w)      # noqa: E731
+    assert bank_words(words(0, 0xFBE250E0)) == [(0, (0, 0xFBE250E0))]
+    assert bank_words(words(*([0] * 16), 7)) == [(64, (7,))]
+    assert bank_words(words(1, *([0] * 15), 2)) == [(0, (1, *([0] * 15), 2))]
+    assert bank_words(words(1, *([0] * 16), 2, 0, 0)) == [(0, (1,)), (68, (2,))]
+    assert bank_words(bytes(64)) == []

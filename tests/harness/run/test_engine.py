@@ -82,9 +82,16 @@ def test_ctrl_c_in_a_matrix_sets_the_stop_flag_instead_of_raising():
     # raise_signal delivers to this (the main) thread and runs the Python handler before it
     # returns: os.kill may deliver to another thread of the process (a worker pool's), and the
     # handler then runs whenever the main thread next looks, which made this test flaky
-    stop = engine._Stop()
-    with engine._sigint_stops(stop):
-        signal.raise_signal(signal.SIGINT)
-        assert stop.event.is_set()
-    with pytest.raises(KeyboardInterrupt):      # outside a matrix, Ctrl-C is Ctrl-C again
-        signal.raise_signal(signal.SIGINT)
+    # Python's own handler first: whatever handler this worker process had (pytest-xdist's,
+    # or one an earlier test left) is what the matrix must restore, and this test names it
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        stop = engine._Stop()
+        with engine._sigint_stops(stop):
+            signal.raise_signal(signal.SIGINT)
+            assert stop.event.is_set()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        with pytest.raises(KeyboardInterrupt):      # outside a matrix, Ctrl-C is Ctrl-C again
+            signal.raise_signal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, outer)
