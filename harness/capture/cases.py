@@ -36,6 +36,8 @@ from ..case import cubin as cubin_file
 from ..case import model
 from ..case.listing import kernel_section
 from ..case.toml_text import toml_string
+from ..run.engine import run_case
+from ..run.results import Status
 from .log import MEMTYPE_DEVICE, CaptureError, Launch, read_run
 
 INLINE_WORDS = 64                 # larger buffers go to data files
@@ -435,10 +437,23 @@ def _write(ctx: Context, launch: Launch, cubin: Cubin, listing: str, data, buffe
 # ---------------------------------------------------------------- a whole capture
 
 
-def write_cases(capture: str | Path, out: str | Path | None = None) -> list[Outcome]:
+def replay_reason(path: Path, root: Path) -> str | None:
+    """Why the case at ``path`` is not a faithful one, from one run on the interpreter: it
+    loads or stores outside the buffers, i.e. outside the allocations its launch's parameters
+    pointed into (a program that reads past an allocation's end reads whatever memory lies
+    there on the chip; a case holds only the allocations). None when it stays inside them."""
+    result = run_case(model.load_case(path, root), "interp")
+    if result.status is Status.FAULT and "outside every buffer" in (result.message or ""):
+        first = result.message.splitlines()[0].replace(f"{root}/", "")
+        return f"reads or writes outside the allocations its parameters point into (replayed on the interpreter: {first})"
+    return None
+
+
+def write_cases(capture: str | Path, out: str | Path | None = None, check: bool = False) -> list[Outcome]:
     """Cases for every launch of the capture folder's first run (checked against the second,
     where there is one), under ``out`` (default ``CAPTURE/cases``); ``capture.json`` there
-    lists each launch's outcome."""
+    lists each launch's outcome. ``check``: replay each case on the interpreter and skip the
+    launches that touch memory outside their allocations (:func:`replay_reason`)."""
     capture = Path(capture)
     try:
         meta = json.loads((capture / "meta.json").read_text())
@@ -458,7 +473,13 @@ def write_cases(capture: str | Path, out: str | Path | None = None) -> list[Outc
             outcomes.append(Outcome(launch.index, launch.kernel,
                                     reason=f"launches on {len(streams)} streams may overlap; their words are not one launch's"))
             continue
-        outcomes.append(case_for(ctx, launch, again.get(launch.index)))
+        outcome = case_for(ctx, launch, again.get(launch.index))
+        if check and outcome.case:
+            path = out / f"{outcome.case}.toml"
+            if reason := replay_reason(path, out):
+                path.unlink()
+                outcome = Outcome(launch.index, launch.kernel, reason=reason)
+        outcomes.append(outcome)
     summary = {"program": meta["name"], "argv": meta["argv"], "launches": len(first),
                "cases": [o.case for o in outcomes if o.case],
                "skipped": [{"launch": o.launch, "kernel": ctx.readable.get(o.kernel, o.kernel), "reason": o.reason}

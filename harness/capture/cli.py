@@ -1,8 +1,8 @@
 """``warpboard capture``: every kernel launch of a CUDA program as a case with the chip's words.
 
     warpboard capture [--out DIR] [--name NAME] [--max-per-kernel N] [--max-bytes B]
-                      [--runs R] [--timeout S] -- PROGRAM ARGS...
-    warpboard capture --cases-from DIR [--out CASES]
+                      [--runs R] [--timeout S] [--check] -- PROGRAM ARGS...
+    warpboard capture --cases-from DIR [--out CASES] [--check]
 
 The first form runs on a machine with an NVIDIA GPU, a CUDA toolkit with CUPTI, and a
 program built with an sm_86 target beside the GPU's own
@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="runs of the program; launches whose words differ between runs are skipped (default 2)")
     p.add_argument("--timeout", type=float, default=600, help="seconds a run may take (default 600)")
     p.add_argument("--build", help="the command that built the program (kept in each case's provenance)")
+    p.add_argument("--check", action="store_true",
+                   help="replay each case on the interpreter once written; a launch that touches memory outside "
+                        "the allocations its parameters point into is skipped with that reason")
     p.add_argument("--cases-from", metavar="DIR", help="write cases from the recorded capture DIR; runs nothing")
     p.add_argument("command_line", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
 
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"warpboard capture: `{' '.join(command)}` exited {meta['exit']}; its launches are kept",
                       file=sys.stderr)
             out = folder / "cases"
-        outcomes = cases.write_cases(folder, out)
+        outcomes = cases.write_cases(folder, out, check=args.check)
     except (CaptureError, ToolMissing, ToolFailed) as e:
         print(f"warpboard capture: {e}", file=sys.stderr)
         return 1

@@ -357,6 +357,9 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--program", action="append", help="with --capture: only these programs (repeatable)")
     p.add_argument("--max-bytes", type=int, default=4 << 20,
                    help="with --capture: device memory a launch may touch to become a case (default 4 MiB)")
+    p.add_argument("--check", action="store_true",
+                   help="with --capture: replay each case on the interpreter; launches that touch memory "
+                        "outside their allocations are skipped")
     return p
 
 
@@ -385,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
     if args.capture:
         out = Path(args.out if args.out != "runs/corpus-sm_86" else "build/capture")
         rows = [r for m in paths for r in capture_programs.capture_all(m, out, args.program, max_bytes=args.max_bytes,
-                                                            jobs=args.jobs)]
+                                                                    jobs=args.jobs, check=args.check)]
         print((out / "capture.md").read_text())
         return 0 if any(r.cases for r in rows) else 1
     try:

@@ -242,3 +242,40 @@ def test_a_listing_with_texture_instructions_is_skipped(recorded, tmp_path):
 def test_a_capture_without_meta_says_where(tmp_path):
     with pytest.raises(CaptureError, match="meta.json"):
         capture_cases.write_cases(tmp_path, tmp_path / "out")
+
+
+# ---------------------------------------------------------------- --check: replay on the interpreter
+
+def _shrink_region(folder: Path, launch: int, region: int, size: int) -> None:
+    """As if the allocation had been ``size`` bytes: the kernel then reads past its end."""
+    _rewrite_regions = []
+    for run in ("run1", "run2"):
+        log = folder / run / "launches.jsonl"
+        lines = []
+        for line in log.read_text().splitlines():
+            entry = json.loads(line)
+            if entry.get("launch") == launch:
+                entry["regions"][region]["size"] = size
+                _rewrite_regions.append(entry["regions"][region])
+            lines.append(json.dumps(entry))
+        log.write_text("\n".join(lines) + "\n")
+        for side in ("before", "after"):
+            data = folder / run / f"L{launch:06d}.r{region}.{side}"
+            data.write_bytes(data.read_bytes()[:size])
+    assert len(_rewrite_regions) == 2
+
+
+def test_check_skips_a_launch_that_reads_past_its_allocation(recorded, tmp_path):
+    """scale reads a[0..999]; with a recorded as 512 words, its replay faults outside every
+    buffer, and ``check`` turns the case into that reason (without it, the case is written and
+    faults when it runs: loud, but not the program's launch)."""
+    folder = _copy(recorded, tmp_path)
+    _shrink_region(folder, 0, 0, 2048)
+    plain = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "plain")}
+    assert plain[0].case == "capture_fixture/scale_0"
+    checked = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "checked", check=True)}
+    assert checked[0].case is None
+    assert checked[0].reason.startswith("reads or writes outside the allocations its parameters point into")
+    assert "outside every buffer" in checked[0].reason
+    assert not (tmp_path / "checked" / "capture_fixture" / "scale_0.toml").exists()
+    assert checked[1].case == "capture_fixture/by_struct_1"          # a faithful one stays
