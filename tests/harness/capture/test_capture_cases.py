@@ -55,17 +55,19 @@ def _copy(recorded: Path, tmp_path: Path) -> Path:
     return folder
 
 
-def _rewrite_launch(folder: Path, index: int, **changes) -> None:
-    """Change launch ``index`` of both runs' logs (as if the program had done otherwise)."""
+def _edit_launch(folder: Path, index: int, edit) -> None:
+    """``edit(entry)`` on launch ``index`` of both runs' logs (as if the program had done otherwise)."""
     for run in ("run1", "run2"):
         log = folder / run / "launches.jsonl"
-        lines = []
-        for line in log.read_text().splitlines():
-            entry = json.loads(line)
+        entries = [json.loads(line) for line in log.read_text().splitlines()]
+        for entry in entries:
             if entry.get("launch") == index:
-                entry.update(changes)
-            lines.append(json.dumps(entry))
-        log.write_text("\n".join(lines) + "\n")
+                edit(entry)
+        log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+
+
+def _rewrite_launch(folder: Path, index: int, **changes) -> None:
+    _edit_launch(folder, index, lambda entry: entry.update(changes))
 
 
 # ---------------------------------------------------------------- what became of each launch
@@ -248,21 +250,11 @@ def test_a_capture_without_meta_says_where(tmp_path):
 
 def _shrink_region(folder: Path, launch: int, region: int, size: int) -> None:
     """As if the allocation had been ``size`` bytes: the kernel then reads past its end."""
-    _rewrite_regions = []
+    _edit_launch(folder, launch, lambda entry: entry["regions"][region].update(size=size))
     for run in ("run1", "run2"):
-        log = folder / run / "launches.jsonl"
-        lines = []
-        for line in log.read_text().splitlines():
-            entry = json.loads(line)
-            if entry.get("launch") == launch:
-                entry["regions"][region]["size"] = size
-                _rewrite_regions.append(entry["regions"][region])
-            lines.append(json.dumps(entry))
-        log.write_text("\n".join(lines) + "\n")
         for side in ("before", "after"):
             data = folder / run / f"L{launch:06d}.r{region}.{side}"
             data.write_bytes(data.read_bytes()[:size])
-    assert len(_rewrite_regions) == 2
 
 
 def test_check_skips_a_launch_that_reads_past_its_allocation(recorded, tmp_path):
