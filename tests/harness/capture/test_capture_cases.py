@@ -155,26 +155,28 @@ def test_large_buffers_live_in_gzip_files_named_by_their_hash(written):
     assert len(list((out / "capture_fixture" / "data").glob("*.gz"))) == 4
 
 
-def test_a_data_file_whose_hash_differs_is_refused(written, tmp_path):
+def _scale_case_copy(written, tmp_path) -> tuple[Path, Path]:
+    """A copy of scale_0's folder, with the path of its case and of its b0 init data file."""
     out, _ = written
     folder = tmp_path / "capture_fixture"
     shutil.copytree(out / "capture_fixture", folder)
     case = folder / "scale_0.toml"
     name = re.search(r'init = \{ file = "(data/[0-9a-f]+\.gz)"', case.read_text()).group(1)
-    raw = bytearray(gzip.decompress((folder / name).read_bytes()))
+    return case, folder / name
+
+
+def test_a_data_file_whose_hash_differs_is_refused(written, tmp_path):
+    case, data = _scale_case_copy(written, tmp_path)
+    raw = bytearray(gzip.decompress(data.read_bytes()))
     raw[0] ^= 1
-    (folder / name).write_bytes(gzip.compress(bytes(raw)))
+    data.write_bytes(gzip.compress(bytes(raw)))
     with pytest.raises(CaseError, match=r"scale_0\.toml:\d+: .*sha256"):
         load_case(case, tmp_path)
 
 
 def test_a_data_file_of_the_wrong_size_is_refused(written, tmp_path):
-    out, _ = written
-    folder = tmp_path / "capture_fixture"
-    shutil.copytree(out / "capture_fixture", folder)
-    case = folder / "scale_0.toml"
-    name = re.search(r'init = \{ file = "(data/[0-9a-f]+\.gz)"', case.read_text()).group(1)
-    (folder / name).write_bytes(gzip.compress(bytes(4092)))
+    case, data = _scale_case_copy(written, tmp_path)
+    data.write_bytes(gzip.compress(bytes(4092)))
     with pytest.raises(CaseError, match="holds 4092 bytes, but words = 1024"):
         load_case(case, tmp_path)
 
