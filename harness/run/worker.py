@@ -344,12 +344,13 @@ def cached_device(index: int = 0):
     return _DEVICES[index]
 
 
-def fresh_device(index: int = 0):
+def fresh_device(index: int = 0, statistics: bool = False):
     """A new :class:`harness.vk.Device` for ``index``, beside the cached one (the caller
     closes it): NVIDIA's dispatches slow down on a VkDevice that has compiled many pipelines
-    with a cold shader cache (`warpboard bench` measures its kernels on one of these too)."""
+    with a cold shader cache (`warpboard bench` measures its kernels on one of these too);
+    ``statistics``: its pipelines keep the driver's statistics of their code, where offered."""
     from .. import vk  # imported here: the parent never needs Vulkan
-    return vk.Device(index)
+    return vk.Device(index, statistics=statistics)
 
 
 def _resolve(fn_qualname: str):

@@ -114,16 +114,21 @@ def measure(device, case, modes: list[str | None], repeat: int, translated=None)
     prep, shaders, translate_s = translated or translate_all(case, modes, repeat)
     dispatch = {mode: [] for mode in modes}
     gpu = {mode: [] for mode in modes}
-    pipeline, last = {}, {}
+    pipeline, last, stats = {}, {}, {}
     for _ in range(repeat + 1):
         for mode in modes:
             last[mode] = raw = run_vulkan(device, prep, shaders[mode])
             pipeline.setdefault(mode, raw.timings.get("pipeline_s", 0.0))
+            stats.setdefault(mode, getattr(device, "last_statistics", None))
             dispatch[mode].append(raw.timings.get("dispatch_s", raw.timings["run_s"]))
             if "gpu_s" in raw.timings:
                 gpu[mode].append(raw.timings["gpu_s"])
-    return [_row(case, prep, shaders[mode], last[mode], translate_s[mode], pipeline[mode], dispatch[mode], gpu[mode])
+    rows = [_row(case, prep, shaders[mode], last[mode], translate_s[mode], pipeline[mode], dispatch[mode], gpu[mode])
             for mode in modes]
+    for row, mode in zip(rows, modes):
+        if stats[mode]:         # the driver's word on the compiled code (registers, spills...)
+            row["driver_statistics"] = stats[mode]
+    return rows
 
 
 def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch, gpu) -> dict:
@@ -180,7 +185,7 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
     kernels = [w for w in work if w[0].id.startswith("bench/")]
     run(device, library)
     # the bench kernels alone, on a VkDevice of their own; then after the library, on its device
-    with fresh_device(device_index) as alone:
+    with fresh_device(device_index, statistics=True) as alone:
         run(alone, kernels)
     if library:
         run(device, kernels, after_library=True)

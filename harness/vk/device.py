@@ -19,10 +19,25 @@ from ._base import (
     _call,
     _ffi,
     _Instance,
+    _text,
     _v,
 )
 from .info import MAXIMAL_RECONVERGENCE, describe, device_extensions, feature_structs, maximal_reconvergence_struct
 from .spirv_check import check_spirv, validate_spirv
+
+EXECUTABLE_PROPERTIES = "VK_KHR_pipeline_executable_properties"
+
+
+def _statistic_value(stat):
+    """A VkPipelineExecutableStatisticKHR's value as a Python bool, int or float."""
+    kind = stat.format
+    if kind == _v.VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+        return bool(stat.value.b32)
+    if kind == _v.VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+        return int(stat.value.i64)
+    if kind == _v.VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+        return int(stat.value.u64)
+    return float(stat.value.f64)
 
 
 @dataclass
@@ -33,6 +48,7 @@ class _Pipeline:
     layout: object
     pipeline: object
     dispatched: bool = False    # a dispatch of it has finished (a driver may compile at the first)
+    statistics: dict | None = None   # what the driver says of its code (Device(statistics=True))
 
 
 class Device:
@@ -42,10 +58,16 @@ class Device:
     ``_WANTED_FEATURES`` the device has) and a command pool. ``run`` caches shader
     modules and pipelines per (sha256, buffer count, entry) until ``close``. With
     ``validate=True`` every new module goes through spirv-val first (outside pipeline_s).
+    With ``statistics=True``, where the driver offers VK_KHR_pipeline_executable_properties,
+    each pipeline keeps what the driver says of its compiled code (registers, spills,
+    instructions...: ``last_statistics`` after ``run``).
     """
 
-    def __init__(self, index: int = 0, validate: bool = False, cache_dir=None) -> None:
+    def __init__(self, index: int = 0, validate: bool = False, cache_dir=None, statistics: bool = False) -> None:
         self.validate = validate
+        self._want_statistics = statistics
+        self._statistics = False         # the extension is enabled (decided in _create_device)
+        self.last_statistics: dict | None = None
         self._cache_dir = cache_dir      # where the VkPipelineCache is kept between runs
         self._cache = self._cache_path = None
         self._device = self._pool = None
@@ -151,6 +173,14 @@ class Device:
         queue_infos = [queue_info]
         exts = [n for n in ("VK_KHR_portability_subset",) if n in device_extensions(self._pd)]
         exts += [MAXIMAL_RECONVERGENCE] if maximal else []
+        executable = self._want_statistics and EXECUTABLE_PROPERTIES in device_extensions(self._pd)
+        executable_struct = _v.VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR(
+            pipelineExecutableInfo=1) if executable else None
+        if executable_struct is not None:
+            executable_struct.pNext = list(structs.values())[-1].pNext
+            list(structs.values())[-1].pNext = executable_struct
+            exts.append(EXECUTABLE_PROPERTIES)
+        self._statistics = executable
         ext_names = [_ffi.new("char[]", n.encode()) for n in exts]
         ext_array = _ffi.new("char*[]", ext_names)
         info = _v.VkDeviceCreateInfo(
@@ -250,6 +280,7 @@ class Device:
         key = (hashlib.sha256(spirv).hexdigest(), n_buffers, entry, subgroups)
         if key in self._pipelines:
             self.last_timings["pipeline_s"] = 0.0
+            self.last_statistics = self._pipelines[key].statistics
             return self._pipelines[key]
         check_spirv(spirv, entry, self._spirv_max)
         if self.validate:
@@ -264,8 +295,26 @@ class Device:
                             f"{n_buffers} buffers)", function=exc.function,
                             result=exc.result) from exc
         self.last_timings["pipeline_s"] = time.perf_counter() - start
+        if self._statistics:
+            p.statistics = self._read_statistics(p.pipeline)
+        self.last_statistics = p.statistics
         self._pipelines[key] = p
         return p
+
+    def _read_statistics(self, pipeline) -> dict:
+        """The driver's statistics of each executable of ``pipeline``, by name (one
+        executable: its statistics; several: "executable: statistic")."""
+        get_props = _v.vkGetDeviceProcAddr(self._device, "vkGetPipelineExecutablePropertiesKHR")
+        get_stats = _v.vkGetDeviceProcAddr(self._device, "vkGetPipelineExecutableStatisticsKHR")
+        info = _v.VkPipelineInfoKHR(pipeline=pipeline)
+        executables = get_props(self._device, info)
+        out = {}
+        for index, props in enumerate(executables):
+            exe = _v.VkPipelineExecutableInfoKHR(pipeline=pipeline, executableIndex=index)
+            prefix = "" if len(executables) == 1 else f"{_text(props.name)}: "
+            for stat in get_stats(self._device, exe):
+                out[prefix + _text(stat.name)] = _statistic_value(stat)
+        return out
 
     def _build_pipeline(self, p: _Pipeline, spirv: bytes, n: int, entry: str, subgroups=None) -> None:
         dev = self._device
@@ -293,7 +342,8 @@ class Device:
         stage = _v.VkPipelineShaderStageCreateInfo(
             pNext=_ffi.addressof(size_info) if size_info is not None else _ffi.NULL, flags=flags,
             stage=_v.VK_SHADER_STAGE_COMPUTE_BIT, module=p.module, pName=name)
-        create_info = _v.VkComputePipelineCreateInfo(stage=stage, layout=p.layout,
+        capture = _v.VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR if self._statistics else 0
+        create_info = _v.VkComputePipelineCreateInfo(flags=capture, stage=stage, layout=p.layout,
                                                      basePipelineIndex=-1)
         create_infos = [create_info]
         pipelines = _call("vkCreateComputePipelines", dev, self._cache, 1, create_infos, None)

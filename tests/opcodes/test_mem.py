@@ -252,6 +252,17 @@ def test_fault_names_pc_and_thread(backend, kind, access, pc, address):
     assert f"at {address:#x} outside every buffer" in run.detail, run.detail
 
 
+def test_a_thread_that_strays_twice_in_a_block_reports_its_first_fault(backend):
+    """The shader notes a fault where it happens and records it after the step: the first
+    stray access of the thread is the one reported, not the last."""
+    lines = fault_listing(["@!P0 IADD3 R2, R2, 0x100, RZ", "LDG.E R4, [R2.64]", "LDG.E R6, [R2.64+0x40]"])
+    run = backend.run(lines, [list(range(32))], shared=1024, name="fault")
+    assert run.outcome == "fault", run.detail
+    assert run.detail.startswith("thread 5 ("), run.detail
+    assert "at pc 0x0040 (fault.sass:5" in run.detail, run.detail
+    assert f"at {abi.buffer_address(0) + 0x114:#x} outside every buffer" in run.detail, run.detail
+
+
 def test_last_word_is_in_bounds(backend):
     lines = ["S2R R0, SR_TID.X", "MOV R2, c[0x0][0x160]", "MOV R3, c[0x0][0x164]", "LDG.E R4, [R2.64+0x7c]",
              "LDS R5, [0x3fc]", "LDG.E.U16 R6, [R2.64+0x7e]", "IADD3 R4, R4, R5, R6", "STG.E [R2.64], R4", "EXIT"]

@@ -347,16 +347,14 @@ class SpirvCtx:
         ok = self.band(named, self.cmp("eq", hi, self.k32(0), False))
         fault = self.band(self.en, self.bnot(ok))
         if self._value(fault) is not False:
-            self.e.record_status(abi.FAULT, fault, self.k32(self.inst.pc), lo, hi)
-            self.end(fault)
+            self.e.failures.note(self.out, abi.FAULT, fault, self.k32(self.inst.pc), lo, hi)
         self.jump(lo, ok)
 
     def exit(self, cond=None): self.end(self.en if cond is None else self.band(self.en, cond))
 
     def trap(self):
         if self._value(self.en) is not False:
-            self.e.record_status(abi.FAULT, self.en, self.k32(self.inst.pc), self.k32(0), self.k32(0))
-            self.end(self.en)
+            self.e.failures.note(self.out, abi.FAULT, self.en, self.k32(self.inst.pc))
 
     def end(self, cond):
         """Threads where ``cond`` holds end here (EXIT, or a fault)."""

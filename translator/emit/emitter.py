@@ -23,6 +23,7 @@ from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionMode
 from ..spirv.enums import MemorySemantics as Sem
 from . import native, turns
 from .ctx import SpirvCtx
+from .failures import Failures
 from .mem import MemoryEmitter
 from .outcome import Outcome
 from .pairs import PairCtx
@@ -94,6 +95,7 @@ class Emitter:
         self.negated: dict[int, int] = {}                   # ~a -> a
         self.masked: dict[int, tuple[int, int]] = {}        # select(en, new, old) -> (en, new)
         self.helpers: dict[str, Function] = {}      # functions main calls, by name
+        self.failures = Failures(self)              # FAULT / BAD_PC noted where they happen, recorded per step
         self.memory = MemoryEmitter(self)
         self._setup()
         self.vprintf = VprintfEmitter(self) if self.program.calls_external else None
@@ -222,7 +224,8 @@ class Emitter:
                                lambda a, b: f.op("BitwiseOr", u32, a, b), lambda x: f.op("Not", u32, x))
 
     def record_status(self, code: int, cond: int, pc: int, addr_lo=None, addr_hi=None) -> None:
-        """First writer wins: status code, pc, thread and address into the ctrl buffer."""
+        """First writer wins: status code (an id: a constant, or a value the thread holds),
+        pc, thread and address into the ctrl buffer."""
         if self.const_value.get(cond) is False:
             return
         u32, bool_ = self.m.u32(), self.m.bool()
@@ -237,7 +240,7 @@ class Emitter:
                         fn.store(self.ctrl_ptr(self.k(index), fn), value)
 
         fn = self.helper("record_status", (bool_,) + (u32,) * 5, body)
-        self.f.call(fn, cond, self.k(code), pc, self.gtid, addr_lo or self.k(0), addr_hi or self.k(0))
+        self.f.call(fn, cond, code, pc, self.gtid, addr_lo or self.k(0), addr_hi or self.k(0))
 
     def exit_threads(self, cond: int) -> None:
         """Threads where ``cond`` holds end (a block's outcome notes it: see SpirvCtx.end)."""
@@ -362,10 +365,11 @@ class Emitter:
         if default is not None:
             default()
         else:
-            self.record_status(abi.BAD_PC, active_for(None), selector)
+            self.record_status(self.k(abi.BAD_PC), active_for(None), selector)
             self.exit_threads(active_for(None))
         f.op("Branch", None, merge)
         f.label(merge)
+        self.failures.settle()
 
     # ---------------------------------------------------------------- the whole shader
     def build(self) -> Shader:
@@ -429,7 +433,7 @@ class Emitter:
 
         self.emit_loop(check, body)
         stuck = f.op("LogicalNot", bool_, f.load(bool_, self.exited))
-        self.record_status(abi.LIVELOCK, stuck, f.load(u32, self.pc))
+        self.record_status(self.k(abi.LIVELOCK), stuck, f.load(u32, self.pc))
         self.add_counters(turns=None)
 
     def _converged_step(self) -> None:

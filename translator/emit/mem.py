@@ -109,8 +109,7 @@ class MemoryEmitter:
         e = self.e
         fault = x.band(x.en, x.bnot(ok))
         if e.const_value.get(fault) is not False:
-            e.record_status(abi.FAULT, fault, e.k(x.inst.pc), lo, hi)
-            x.end(fault)
+            e.failures.note(x.out, abi.FAULT, fault, e.k(x.inst.pc), lo, hi)
         return x.band(x.en, ok)
 
     # ---------------------------------------------------------------- operations

@@ -35,8 +35,7 @@ class VprintfEmitter:
                             x.cmp("eq", x.hi(target), x.k32(address >> 32), False))
         bad = x.band(x.en, x.bnot(is_vprintf))
         if x.known.get(bad) is not False:
-            e.record_status(abi.BAD_PC, bad, x.lo(target))
-            x.end(bad)
+            e.failures.note(x.out, abi.BAD_PC, bad, x.lo(target))
         fmt_lo, fmt_hi, args_lo, args_hi = x.lo(fmt), x.hi(fmt), x.lo(args), x.hi(args)
         null = x.band(x.cmp("eq", fmt_lo, x.k32(0), False), x.cmp("eq", fmt_hi, x.k32(0), False))
         go = x.band(x.band(x.en, is_vprintf), x.bnot(null))
@@ -51,8 +50,7 @@ class VprintfEmitter:
             with f.if_(f.op("LogicalNot", m.bool(), f.load(m.bool(), fault))):
                 self._record(x, fmt_lo, fmt_hi, kept, local_word)
         faulted = f.load(m.bool(), fault)
-        e.record_status(abi.FAULT, faulted, x.k32(x.inst.pc), f.load(m.u32(), fault_at), fmt_hi)
-        x.end(faulted)
+        e.failures.note(x.out, abi.FAULT, faulted, x.k32(x.inst.pc), f.load(m.u32(), fault_at), fmt_hi)
         return f.load(m.u32(), result)
 
     # ---------------------------------------------------------------- the format string

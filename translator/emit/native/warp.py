@@ -49,7 +49,7 @@ class NativeWarp(NoWaits):
         self.base = f.op("BitwiseAnd", u32, self.sg_lane, e.k(0xFFFFFFE0))  # the warp's lane 0
         self.word = f.op("ShiftRightLogical", u32, self.sg_lane, e.k(5))  # its word of a ballot
         bad = f.op("INotEqual", bool_, f.op("BitwiseAnd", u32, size, e.k(31)), e.k(0))
-        e.record_status(abi.NOT_WARPS, bad, e.k(0))
+        e.record_status(e.k(abi.NOT_WARPS), bad, e.k(0))
         f.store(e.exited, bad)
 
     # ---------------------------------------------------------------- subgroup operations

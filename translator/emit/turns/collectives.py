@@ -45,7 +45,7 @@ class Collectives:
         lane = f.load(u32, m.builtin("SubgroupLocalInvocationId", u32))
         same = f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), f.op("IEqual", bool_, lane, e.lane))
         bad = f.op("LogicalNot", bool_, f.op("LogicalAnd", bool_, f.op("IEqual", bool_, size, e.k(32)), same))
-        e.record_status(abi.NOT_WARPS, bad, e.k(0))
+        e.record_status(e.k(abi.NOT_WARPS), bad, e.k(0))
         f.store(e.exited, bad)
 
     def _sg_ballot(self, cond):

@@ -218,6 +218,6 @@ class TurnLoop:
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         pending = f.op("INotEqual", bool_, f.load(u32, self.tv.chosen), e.k(NONE_KEY))
         stuck = f.op("LogicalAnd", bool_, pending, f.op("LogicalNot", bool_, f.load(bool_, e.exited)))
-        e.record_status(abi.LIVELOCK, stuck, f.load(u32, e.pc))
+        e.record_status(e.k(abi.LIVELOCK), stuck, f.load(u32, e.pc))
         e.add_counters(turns=[(abi.TURNS, f.load(u32, self.turn)), (abi.BARRIERS, f.load(u32, self.nbar))],
                        per_warp=self.per_warp)
