@@ -265,13 +265,14 @@ def _describe_status(prep: Prepared, status: int, words) -> str:
     return f"{where} at {at}: the shader reported status {status}, which the ABI does not define"
 
 
-def run_interpreter(prep: Prepared) -> RawRun:
-    """Run the CPU reference interpreter on copies of the buffers."""
+def run_interpreter(prep: Prepared, per_warp: bool = False) -> RawRun:
+    """Run the CPU reference interpreter on copies of the buffers; ``per_warp``: each warp
+    takes its own turns, as the shader does where a device's subgroups are warps."""
     buffers = [bytearray(b) for b in prep.buffers]
     start = time.perf_counter()
     run = RawRun([], mode=prep.program.mode)
     machine = Interpreter(prep.program, prep.launch, Memory(buffers), prep.cbank, prep.case.shared_bytes,
-                          prep.budget)
+                          prep.budget, per_warp)
     try:
         stats = machine.run()
         run.counters = {"turns": stats.turns, "steps": stats.steps, "instructions": stats.instructions}

@@ -10,6 +10,10 @@ there), with Mesa's shader cache off. Each device runs in
 its own worker process, like the scoreboard; a worker translates every case before it
 dispatches any, so translation is timed on a quiet processor. Before any worker starts, the
 SASS parser is timed on a 100,000-line listing made of the cases' listings (``parse``).
+The interpreter counts the turns of two bench kernels both ways, over the workgroup and by
+each warp on its own (``interpreter_turns``): the shader's counts on a device whose subgroups
+are warps are the per-warp ones (on the H200 both bench_warp_trips and bench_plain_loop
+counted exactly what the interpreter does).
 """
 from __future__ import annotations
 
@@ -28,14 +32,17 @@ from warpboard.translator import clear_caches, parse_listing
 
 from ..case.model import BufferSpec, Case, Param, discover_cases, load_case
 from ..run import devices
-from ..run.dispatch import prepare, run_vulkan, translate_case, warps_are_subgroups
+from ..run.dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
 from ..run.worker import Worker, cached_device, fresh_device
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 if not BENCH_DIR.is_dir():          # an installed package: the checkout's bench/, from where it runs
     BENCH_DIR = Path("bench").resolve()
 TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wall_s": 60.0,
-           "translate_instructions_per_s": 50000.0, "parse_listing_s": 5.0}
+           "translate_instructions_per_s": 50000.0, "parse_listing_s": 5.0, "per_warp_over_workgroup_warp_turns": 0.25}
+# the bench kernels whose turns the interpreter counts both ways (bench_vote_loop's warps all
+# run alike: per-warp it takes exactly 8x its workgroup turns, in a minute of Python)
+TURN_KERNELS = ("bench/bench_warp_trips", "bench/bench_plain_loop")
 PARSE_LINES = 100_000       # the size of the listing the parse rate is measured on
 
 
@@ -192,6 +199,26 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 
+def interpreter_turns(kernels=TURN_KERNELS, blocks: int = 1) -> dict:
+    """The interpreter's turns for bench kernels on ``blocks`` blocks, taken over the workgroup
+    and by each warp on its own (the shader's rule where a device's subgroups are warps):
+    per block, and the per-warp turns over the warp-turns of the workgroup's (each workgroup
+    turn is a turn of every warp)."""
+    out = {}
+    for case in bench_cases(blocks):
+        if case.id not in kernels:
+            continue
+        prep = prepare(case)
+        workgroup, per_warp = run_interpreter(prep), run_interpreter(prep, per_warp=True)
+        warps = -(-case.block[0] * case.block[1] * case.block[2] // 32)
+        wg, pw = workgroup.counters["turns"] / blocks, per_warp.counters["turns"] / blocks
+        out[case.id] = {"blocks": blocks, "warps_per_block": warps, "workgroup_turns_per_block": wg,
+                        "per_warp_turns_per_block": pw,
+                        "per_warp_over_workgroup_warp_turns": pw / max(1e-9, wg * warps),
+                        "same_words": workgroup.buffers == per_warp.buffers}
+    return out
+
+
 def _time(row: dict) -> float:
     """A row's median dispatch time: on the device's own clock where it has one."""
     return (row.get("gpu_s") or row["dispatch_s"])["median"]
@@ -311,6 +338,7 @@ def run(args: argparse.Namespace) -> int:
     if native:
         doc["native"] = native
     doc["summary"] = summarise(doc["rows"], walls, native, doc["parse"])
+    doc["summary"]["interpreter_turns"] = interpreter_turns()    # the turn rule's counts, without a device
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(doc, indent=1))
     print(json.dumps(doc["summary"], indent=1, default=str)[:4000])

@@ -5,6 +5,11 @@ It is the second oracle of the test suite and derives expected values for hand-w
 listings. It runs thread blocks one after another; within a block, every turn picks the
 lowest key (pc, waiting threads after running ones), and the threads at that pc run their
 basic block together, instruction by instruction.
+
+With ``per_warp`` (the shader's rule where a device's subgroups are warps: translator/README.md,
+"Per-warp turns") each warp of a block without BAR takes its own turns: the key is the
+lowest of the warp's threads, the warps step in turn, one turn each, and the turn count
+is the sum of the warps' turns, as the shader counts it.
 """
 from __future__ import annotations
 
@@ -58,9 +63,11 @@ class Interpreter:
     """Runs one launch of a program over global memory and constant bank 0."""
 
     def __init__(self, program: Program, launch: abi.Launch, memory: Memory, cbank: bytes,
-                 shared_bytes: int = 16384, budget: int = abi.DEFAULT_BUDGET):
+                 shared_bytes: int = 16384, budget: int = abi.DEFAULT_BUDGET, per_warp: bool = False):
         self.program, self.launch, self.memory = program.for_block(launch.block), launch, memory
         self.cbank, self.shared_bytes, self.budget = cbank, shared_bytes, budget
+        # each warp its own turns, unless a BAR makes the block meet (as TurnsWarp.per_warp)
+        self.per_warp = per_warp and not any(i.spec.waits == "bar" for i in self.program.insts)
         self.stats = RunStats()
         self.printf = self.stats.printf
         self.inst_index = 0             # where the running instruction sits in its block (the clock)
@@ -85,32 +92,46 @@ class Interpreter:
         threads = [Thread.make(t, (t % bx, t // bx % by, t // (bx * by)), ctaid, self.program.entry)
                    for t in range(bx * by * bz)]
         cta = Cta(threads, bytearray(self.shared_bytes))
-        turns = 0
-        while True:
-            key = waits.pick(threads)
-            if key is None:
-                return
-            pc = key & PC_MASK
-            parts = [t for t in threads if not t.exited and t.pc == pc]
-            block = self.program.blocks.get(pc)
-            if not parts:           # a pc too large for the key (beyond PC_MASK): no block either
-                parts = [min((t for t in threads if not t.exited and t.pc & ~PC_MASK), key=lambda t: t.tid)]
-                pc, block = parts[0].pc, None
-            if block is None:
-                raise BadPc(f"thread {parts[0].tid}: jump to {pc:#x}, which starts no instruction block")
-            if not self.program.quiet(block):
-                self.step(cta, block, parts)
-            self.free_run(cta, parts)
-            turns += 1
-            self.stats.turns += 1
-            if turns > self.budget:
-                running = sorted({(t.pc, t.tid) for t in threads if not t.exited})
-                pcs = sorted({p for p, _ in running})
-                raise Livelock(f"step budget of {self.budget} turns spent in block {ctaid}: "
-                               f"{len(running)} threads still running at pcs "
-                               + ", ".join(f"{p:#06x}" for p in pcs[:8])
-                               + f" (threads {', '.join(str(t) for _, t in running[:8])}"
-                               + ("..." if len(running) > 8 else "") + ")")
+        groups = [threads[w:w + 32] for w in range(0, len(threads), 32)] if self.per_warp else [threads]
+        turns = [0] * len(groups)
+        running = list(range(len(groups)))
+        while running:
+            for g in list(running):
+                if not self.turn(cta, groups[g]):
+                    running.remove(g)
+                    continue
+                turns[g] += 1
+                self.stats.turns += 1
+                if turns[g] > self.budget:
+                    self._livelock(ctaid, groups[g])
+
+    def turn(self, cta: Cta, threads: list[Thread]) -> bool:
+        """One turn of ``threads`` (the block's, or one warp's): the lowest key's block for the
+        threads at its pc, then each thread's quiet blocks. False when every thread has exited."""
+        key = waits.pick(threads)
+        if key is None:
+            return False
+        pc = key & PC_MASK
+        parts = [t for t in threads if not t.exited and t.pc == pc]
+        block = self.program.blocks.get(pc)
+        if not parts:           # a pc too large for the key (beyond PC_MASK): no block either
+            parts = [min((t for t in threads if not t.exited and t.pc & ~PC_MASK), key=lambda t: t.tid)]
+            pc, block = parts[0].pc, None
+        if block is None:
+            raise BadPc(f"thread {parts[0].tid}: jump to {pc:#x}, which starts no instruction block")
+        if not self.program.quiet(block):
+            self.step(cta, block, parts)
+        self.free_run(cta, parts)
+        return True
+
+    def _livelock(self, ctaid, threads: list[Thread]):
+        running = sorted({(t.pc, t.tid) for t in threads if not t.exited})
+        pcs = sorted({p for p, _ in running})
+        raise Livelock(f"step budget of {self.budget} turns spent in block {ctaid}: "
+                       f"{len(running)} threads still running at pcs "
+                       + ", ".join(f"{p:#06x}" for p in pcs[:8])
+                       + f" (threads {', '.join(str(t) for _, t in running[:8])}"
+                       + ("..." if len(running) > 8 else "") + ")")
 
     def step(self, cta: Cta, block: Block, parts: list[Thread], free: bool = False) -> None:
         """Run the threads at one block's pc through the block, together."""
@@ -160,9 +181,9 @@ class Interpreter:
 
 
 def run_program(program: Program, launch: abi.Launch, buffers: list[bytearray], cbank: bytes,
-                shared_bytes: int = 16384, budget: int = abi.DEFAULT_BUDGET) -> RunStats:
+                shared_bytes: int = 16384, budget: int = abi.DEFAULT_BUDGET, per_warp: bool = False) -> RunStats:
     """Run a launch; buffers are changed in place. Raises Fault, Livelock or BadPc."""
-    return Interpreter(program, launch, Memory(buffers), cbank, shared_bytes, budget).run()
+    return Interpreter(program, launch, Memory(buffers), cbank, shared_bytes, budget, per_warp).run()
 
 
 __all__ = ["Interpreter", "run_program", "Memory", "RunStats"]
