@@ -207,3 +207,23 @@ def test_vulkan_error_names_function_and_result():
     assert issubclass(vk.VkDeviceLost, vk.VulkanError)
     assert issubclass(vk.VkTimeout, vk.VulkanError)
     assert _result_name(type("VkErrorDeviceLost", (), {})) == "VK_ERROR_DEVICE_LOST"
+
+
+def test_statistics_where_the_driver_has_none(vulkan_infos, triple):
+    """Device(statistics=True) asks for VK_KHR_pipeline_executable_properties only where the
+    driver offers it: lavapipe does not, so pipelines run as usual and carry no statistics."""
+    with vk.Device(vulkan_infos[0].index, statistics=True) as device:
+        assert (vk.device.EXECUTABLE_PROPERTIES in device.extensions) == device._statistics
+        out = device.run(triple, list(_inputs()), groups=(N // 64, 1, 1))
+        assert struct.unpack(f"<{N}I", out[1]) == tuple((1000 + 7 * i) * 3 + i for i in range(N))
+        assert (device.last_statistics is None) == (not device._statistics)
+
+
+@pytest.mark.parametrize("kind, field, value, expected", [
+    ("BOOL32", "b32", 1, True), ("INT64", "i64", -5, -5), ("UINT64", "u64", 2 ** 40, 2 ** 40),
+    ("FLOAT64", "f64", 0.5, 0.5)])
+def test_a_driver_statistic_reads_in_its_format(kind, field, value, expected):
+    stat = vk.device._v.VkPipelineExecutableStatisticKHR(
+        format=getattr(vk.device._v, f"VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_{kind}_KHR"))
+    setattr(stat.value, field, value)
+    assert vk.device._statistic_value(stat) == expected
