@@ -40,6 +40,40 @@ def _statistic_value(stat):
     return float(stat.value.f64)
 
 
+def _enumerate(fn, device, info, struct: str, stype: int):
+    """The two-call enumeration of ``fn(device, info, count, array)`` into an array of
+    ``struct`` whose elements carry their sType (the binding's own wrappers leave it 0):
+    (the array, which owns the elements' memory: keep it while they are read; their count)."""
+    count = _ffi.new("uint32_t *")
+    if fn(device, info, count, _ffi.NULL) != _v.VK_SUCCESS:
+        raise VulkanError(f"enumerating {struct} failed", function=struct)
+    out = _ffi.new(f"{struct}[]", count[0])
+    for item in out:
+        item.sType = stype
+    if count[0] and fn(device, info, count, out) not in (_v.VK_SUCCESS, _v.VK_INCOMPLETE):
+        raise VulkanError(f"enumerating {struct} failed", function=struct)
+    return out, count[0]
+
+
+def read_statistics(device, pipeline, get_properties, get_statistics) -> dict:
+    """The statistics of each executable of ``pipeline``, by name (one executable: its
+    statistics; several: "executable: statistic"), through the extension's two functions."""
+    pipeline_info = _ffi.new("VkPipelineInfoKHR *", {"sType": _v.VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR,
+                                                      "pipeline": pipeline})
+    executables, n = _enumerate(get_properties, device, pipeline_info, "VkPipelineExecutablePropertiesKHR",
+                                _v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR)
+    out = {}
+    for index in range(n):
+        exe = _ffi.new("VkPipelineExecutableInfoKHR *", {"sType": _v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                                          "pipeline": pipeline, "executableIndex": index})
+        prefix = "" if n == 1 else f"{_text(executables[index].name)}: "
+        stats, count = _enumerate(get_statistics, device, exe, "VkPipelineExecutableStatisticKHR",
+                                  _v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR)
+        for k in range(count):
+            out[prefix + _text(stats[k].name)] = _statistic_value(stats[k])
+    return out
+
+
 @dataclass
 class _Pipeline:
     """A compiled compute pipeline and the objects it was built from (cached per Device)."""
@@ -178,7 +212,7 @@ class Device:
             pipelineExecutableInfo=1) if executable else None
         if executable_struct is not None:
             executable_struct.pNext = list(structs.values())[-1].pNext
-            list(structs.values())[-1].pNext = executable_struct
+            list(structs.values())[-1].pNext = _ffi.addressof(executable_struct)
             exts.append(EXECUTABLE_PROPERTIES)
         self._statistics = executable
         ext_names = [_ffi.new("char[]", n.encode()) for n in exts]
@@ -302,19 +336,11 @@ class Device:
         return p
 
     def _read_statistics(self, pipeline) -> dict:
-        """The driver's statistics of each executable of ``pipeline``, by name (one
-        executable: its statistics; several: "executable: statistic")."""
-        get_props = _v.vkGetDeviceProcAddr(self._device, "vkGetPipelineExecutablePropertiesKHR")
-        get_stats = _v.vkGetDeviceProcAddr(self._device, "vkGetPipelineExecutableStatisticsKHR")
-        info = _v.VkPipelineInfoKHR(pipeline=pipeline)
-        executables = get_props(self._device, info)
-        out = {}
-        for index, props in enumerate(executables):
-            exe = _v.VkPipelineExecutableInfoKHR(pipeline=pipeline, executableIndex=index)
-            prefix = "" if len(executables) == 1 else f"{_text(props.name)}: "
-            for stat in get_stats(self._device, exe):
-                out[prefix + _text(stat.name)] = _statistic_value(stat)
-        return out
+        """The driver's statistics of each executable of ``pipeline`` (VK_KHR_pipeline_executable_properties)."""
+        lib = _v._vulkan.lib
+        procs = [_ffi.cast(f"PFN_{name}", lib.vkGetDeviceProcAddr(self._device, name.encode()))
+                 for name in ("vkGetPipelineExecutablePropertiesKHR", "vkGetPipelineExecutableStatisticsKHR")]
+        return read_statistics(self._device, pipeline, *procs)
 
     def _build_pipeline(self, p: _Pipeline, spirv: bytes, n: int, entry: str, subgroups=None) -> None:
         dev = self._device

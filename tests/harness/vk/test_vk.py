@@ -227,3 +227,46 @@ def test_a_driver_statistic_reads_in_its_format(kind, field, value, expected):
         format=getattr(vk.device._v, f"VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_{kind}_KHR"))
     setattr(stat.value, field, value)
     assert vk.device._statistic_value(stat) == expected
+
+
+@pytest.mark.parametrize("names", [("main",), ("vertex", "fragment")])
+def test_driver_statistics_are_read_per_executable(names):
+    """read_statistics asks each function twice (count, then the elements with their sType
+    set) and names each statistic, after its executable where there are several."""
+    v, ffi = vk.device._v, vk.device._ffi
+    seen = []
+
+    def fill(count, array, items, stype):
+        if array == ffi.NULL:
+            count[0] = len(items)
+            return v.VK_SUCCESS
+        for element, item in zip(array[0:count[0]], items):
+            seen.append(element.sType == stype)
+            item(element)
+        return v.VK_SUCCESS
+
+    def name(text):
+        def set_(element):
+            ffi.memmove(element.name, text.encode() + b"\0", len(text) + 1)
+        return set_
+
+    def stat(text, value):
+        def set_(element):
+            name(text)(element)
+            element.format, element.value.u64 = v.VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR, value
+        return set_
+
+    def properties(device, info, count, array):
+        assert info.sType == v.VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR
+        return fill(count, array, [name(n) for n in names], v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR)
+
+    def statistics(device, info, count, array):
+        regs = 40 + info.executableIndex
+        return fill(count, array, [stat("Register Count", regs), stat("Local Memory", 0)],
+                    v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR)
+
+    got = vk.device.read_statistics(None, ffi.NULL, properties, statistics)
+    prefix = (lambda n: "") if len(names) == 1 else (lambda n: f"{n}: ")
+    assert got == {key: value for i, n in enumerate(names)
+                   for key, value in ((prefix(n) + "Register Count", 40 + i), (prefix(n) + "Local Memory", 0))}
+    assert seen and all(seen)
