@@ -145,20 +145,28 @@ def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool 
     return shader, time.perf_counter() - start
 
 
-def warps_are_subgroups(info) -> bool:
+def warps_are_subgroups(info, block: tuple[int, int, int] | None = None) -> bool:
     """Whether a device's subgroups can stand for warps: collectives then skip workgroup
     memory and barriers. The device must have vote, ballot, shuffle and arithmetic in compute
     shaders, and its probe (harness.vk.probe) must have found 32 real lanes in local-index
     order, as it comes or with full subgroups of 32 asked for; a reported size of 32 alone is
-    not enough (llvmpipe at 1024 bits reports 32 and runs 16). A description without a probe
-    falls back to the reported size. ``WARPBOARD_WARP_SUBGROUPS=off`` keeps collectives in
-    workgroup memory everywhere."""
+    not enough (llvmpipe at 1024 bits reports 32 and runs 16). For a launch of ``block``
+    whose one warp fits in one subgroup (no more threads than the probe's real lanes, in
+    local-index order: lavapipe-w16 and a block of 16) the subgroup is that warp too. A
+    description without a probe falls back to the reported size. ``WARPBOARD_WARP_SUBGROUPS=off``
+    keeps collectives in workgroup memory everywhere."""
     if os.environ.get("WARPBOARD_WARP_SUBGROUPS", "on") == "off":
         return False
     if "compute" not in info.subgroup_stages or \
             not {"vote", "ballot", "shuffle", "arithmetic"} <= set(info.subgroup_operations):
         return False
-    return warps(info)[0] if getattr(info, "probe", None) is not None else info.subgroup_size == 32
+    facts = getattr(info, "probe", None)
+    if facts is None:
+        return info.subgroup_size == 32
+    if warps(info)[0]:
+        return True
+    threads = block[0] * block[1] * block[2] if block is not None else None
+    return threads is not None and threads <= min(32, facts.get("real") or 0) and bool(facts.get("lanes_in_order"))
 
 
 def subgroup_request(info, block: tuple[int, int, int]) -> tuple[bool, int] | None:

@@ -176,7 +176,7 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
             prep = prepare(case)
             if not prep.program.turns:
                 modes = ["free", "turns"]
-            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info), prep)))
+            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info, case.block), prep)))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))
     def run(on, items, **extra):

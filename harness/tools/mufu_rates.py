@@ -153,7 +153,7 @@ def case_words(case_path: str, root: str | None, device_index: int | None, timeo
             device = cached_device(device_index)
             if beyond := device_limit(case, device.info):
                 return {"outcome": "unsupported", "message": beyond}
-            shader, _ = translate_case(prep, None, warp_subgroups=warps_are_subgroups(device.info))
+            shader, _ = translate_case(prep, None, warp_subgroups=warps_are_subgroups(device.info, prep.launch.block))
             raw = run_vulkan(device, prep, shader, timeout_s=timeout_s)
     except UnsupportedInstruction as exc:
         return {"outcome": "unsupported", "message": str(exc)}

@@ -17,7 +17,7 @@ class Builtin:
     def translate(self, prep, info, mode: str | None = None):
         features = frozenset(info.features)
         if self.name == "turns":
-            return translate_case(prep, mode, warp_subgroups=warps_are_subgroups(info), features=features)[0]
+            return translate_case(prep, mode, warp_subgroups=warps_are_subgroups(info, prep.launch.block), features=features)[0]
         program = prep.program
         if program.collectives:
             real = real_subgroup(info)

@@ -11,7 +11,8 @@ struct, array and string passed to a call is held in a named local until the cal
 returns; inline temporaries led to flaky ``VK_ERROR_UNKNOWN`` from pipeline creation.
 
 Modules: ``_base`` (binding, errors, helpers), ``info`` (physical devices), ``spirv_check``
-(checks before the driver), ``device`` (the logical device and its dispatches).
+(checks before the driver), ``device`` (the logical device and its dispatches), ``probe``
+(what its subgroups really are), ``statistics`` (what the driver says of compiled code).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .device import Device
 from .info import DeviceInfo, list_devices
 from .probe import probed_devices, warps
 from .spirv_check import check_spirv, validate_spirv
+from . import statistics  # noqa: F401  (vk.statistics)
 
 __all__ = ["Device", "DeviceInfo", "list_devices", "probed_devices", "warps", "check_spirv", "validate_spirv", "version_str",
            "VulkanError", "VkDeviceLost", "VkTimeout", "SpirvError"]

@@ -19,60 +19,11 @@ from ._base import (
     _call,
     _ffi,
     _Instance,
-    _text,
     _v,
 )
 from .info import MAXIMAL_RECONVERGENCE, describe, device_extensions, feature_structs, maximal_reconvergence_struct
 from .spirv_check import check_spirv, validate_spirv
-
-EXECUTABLE_PROPERTIES = "VK_KHR_pipeline_executable_properties"
-
-
-def _statistic_value(stat):
-    """A VkPipelineExecutableStatisticKHR's value as a Python bool, int or float."""
-    kind = stat.format
-    if kind == _v.VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
-        return bool(stat.value.b32)
-    if kind == _v.VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
-        return int(stat.value.i64)
-    if kind == _v.VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
-        return int(stat.value.u64)
-    return float(stat.value.f64)
-
-
-def _enumerate(fn, device, info, struct: str, stype: int):
-    """The two-call enumeration of ``fn(device, info, count, array)`` into an array of
-    ``struct`` whose elements carry their sType (the binding's own wrappers leave it 0):
-    (the array, which owns the elements' memory: keep it while they are read; their count)."""
-    count = _ffi.new("uint32_t *")
-    if fn(device, info, count, _ffi.NULL) != _v.VK_SUCCESS:
-        raise VulkanError(f"enumerating {struct} failed", function=struct)
-    out = _ffi.new(f"{struct}[]", count[0])
-    for item in out:
-        item.sType = stype
-    if count[0] and fn(device, info, count, out) not in (_v.VK_SUCCESS, _v.VK_INCOMPLETE):
-        raise VulkanError(f"enumerating {struct} failed", function=struct)
-    return out, count[0]
-
-
-def read_statistics(device, pipeline, get_properties, get_statistics) -> dict:
-    """The statistics of each executable of ``pipeline``, by name (one executable: its
-    statistics; several: "executable: statistic"), through the extension's two functions."""
-    pipeline_info = _ffi.new("VkPipelineInfoKHR *", {"sType": _v.VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR,
-                                                      "pipeline": pipeline})
-    executables, n = _enumerate(get_properties, device, pipeline_info, "VkPipelineExecutablePropertiesKHR",
-                                _v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR)
-    out = {}
-    for index in range(n):
-        exe = _ffi.new("VkPipelineExecutableInfoKHR *", {"sType": _v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
-                                                          "pipeline": pipeline, "executableIndex": index})
-        prefix = "" if n == 1 else f"{_text(executables[index].name)}: "
-        stats, count = _enumerate(get_statistics, device, exe, "VkPipelineExecutableStatisticKHR",
-                                  _v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR)
-        for k in range(count):
-            out[prefix + _text(stats[k].name)] = _statistic_value(stats[k])
-    return out
-
+from .statistics import EXECUTABLE_PROPERTIES, read_statistics
 
 @dataclass
 class _Pipeline:
@@ -330,17 +281,10 @@ class Device:
                             result=exc.result) from exc
         self.last_timings["pipeline_s"] = time.perf_counter() - start
         if self._statistics:
-            p.statistics = self._read_statistics(p.pipeline)
+            p.statistics = read_statistics(self._device, p.pipeline)
         self.last_statistics = p.statistics
         self._pipelines[key] = p
         return p
-
-    def _read_statistics(self, pipeline) -> dict:
-        """The driver's statistics of each executable of ``pipeline`` (VK_KHR_pipeline_executable_properties)."""
-        lib = _v._vulkan.lib
-        procs = [_ffi.cast(f"PFN_{name}", lib.vkGetDeviceProcAddr(self._device, name.encode()))
-                 for name in ("vkGetPipelineExecutablePropertiesKHR", "vkGetPipelineExecutableStatisticsKHR")]
-        return read_statistics(self._device, pipeline, *procs)
 
     def _build_pipeline(self, p: _Pipeline, spirv: bytes, n: int, entry: str, subgroups=None) -> None:
         dev = self._device

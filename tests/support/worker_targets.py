@@ -101,3 +101,43 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
     result = CaseResult(name, device_id, Status.PASS if ok else Status.FAIL, outcome=Outcome.OK.value,
                         message="" if ok else f"call {calls + 1} failed", mismatch_count=0 if ok else 1)
     return result.to_json()
+
+
+def per_warp_disagreements(width: int, patterns: list[str]) -> tuple[int, list[str]]:
+    """The library's turns-mode cases with collectives (``patterns``), launched as one block
+    of ``width`` threads on the child's device 0, whose subgroups then are the warp: the
+    shader's per-warp turns against the interpreter's. (cases compared, what disagreed: the
+    outcome, the words (cases compared within a tolerance aside) or, where both ran to the end,
+    the turns)."""
+    import dataclasses
+
+    from warpboard.harness.run.dispatch import (
+        prepare,
+        run_interpreter,
+        run_vulkan,
+        translate_case,
+        warps_are_subgroups,
+    )
+    from warpboard.harness.vk.probe import probe
+    device = cached_device(0)
+    info = dataclasses.replace(device.info, probe=probe(device))
+    compared, wrong = 0, []
+    for case in discover_cases(CASES, patterns):
+        case = dataclasses.replace(case, block=(width, 1, 1))
+        prep = prepare(case)
+        if prep.program.mode != "turns" or not prep.program.collectives:
+            continue
+        if not warps_are_subgroups(info, case.block):
+            return compared, [f"{case.id}: the device's subgroups are not the warp of {width} threads ({info.probe})"]
+        cpu = run_interpreter(prep, per_warp=True)
+        shader, _ = translate_case(prep, None, use_cache=False, warp_subgroups=True)
+        gpu = run_vulkan(device, prep, shader, timeout_s=120)
+        exact = all(b.compare == "exact" for b in case.buffers)
+        if cpu.outcome != gpu.outcome:
+            wrong.append(f"{case.id}: {cpu.outcome} in the interpreter, {gpu.outcome} in the shader: {gpu.detail}")
+        elif cpu.outcome == "ok" and exact and cpu.buffers != gpu.buffers:
+            wrong.append(f"{case.id}: the words differ")
+        elif cpu.outcome == "ok" and cpu.counters["turns"] != gpu.counters["turns"]:
+            wrong.append(f"{case.id}: {cpu.counters['turns']} turns in the interpreter, {gpu.counters['turns']} in the shader")
+        compared += 1
+    return compared, wrong

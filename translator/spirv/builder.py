@@ -21,7 +21,7 @@ OP = dict(
     Function=54, FunctionParameter=55, FunctionEnd=56, FunctionCall=57, Variable=59, Load=61, Store=62, AccessChain=65, Decorate=71,
     MemberDecorate=72, VectorExtractDynamic=77, CompositeExtract=81, ConvertFToU=109, ConvertFToS=110, ConvertSToF=111,
     ConvertUToF=112, UConvert=113, SConvert=114, FConvert=115, Bitcast=124, FAdd=129, FSub=131, FMul=133, FDiv=136,
-    IsNan=156,
+    All=155, IsNan=156,
     FOrdLessThan=184, FOrdGreaterThanEqual=190, TypeFloat=22,
     IAdd=128, ISub=130, IMul=132, UDiv=134, UMod=137, UMulExtended=151,
     LogicalEqual=164, LogicalNotEqual=165, LogicalOr=166, LogicalAnd=167, LogicalNot=168, Select=169,

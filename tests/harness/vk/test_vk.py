@@ -213,7 +213,7 @@ def test_statistics_where_the_driver_has_none(vulkan_infos, triple):
     """Device(statistics=True) asks for VK_KHR_pipeline_executable_properties only where the
     driver offers it: lavapipe does not, so pipelines run as usual and carry no statistics."""
     with vk.Device(vulkan_infos[0].index, statistics=True) as device:
-        assert (vk.device.EXECUTABLE_PROPERTIES in device.extensions) == device._statistics
+        assert (vk.statistics.EXECUTABLE_PROPERTIES in device.extensions) == device._statistics
         out = device.run(triple, list(_inputs()), groups=(N // 64, 1, 1))
         assert struct.unpack(f"<{N}I", out[1]) == tuple((1000 + 7 * i) * 3 + i for i in range(N))
         assert (device.last_statistics is None) == (not device._statistics)
@@ -223,17 +223,17 @@ def test_statistics_where_the_driver_has_none(vulkan_infos, triple):
     ("BOOL32", "b32", 1, True), ("INT64", "i64", -5, -5), ("UINT64", "u64", 2 ** 40, 2 ** 40),
     ("FLOAT64", "f64", 0.5, 0.5)])
 def test_a_driver_statistic_reads_in_its_format(kind, field, value, expected):
-    stat = vk.device._v.VkPipelineExecutableStatisticKHR(
-        format=getattr(vk.device._v, f"VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_{kind}_KHR"))
+    stat = vk.statistics._v.VkPipelineExecutableStatisticKHR(
+        format=getattr(vk.statistics._v, f"VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_{kind}_KHR"))
     setattr(stat.value, field, value)
-    assert vk.device._statistic_value(stat) == expected
+    assert vk.statistics.statistic_value(stat) == expected
 
 
 @pytest.mark.parametrize("names", [("main",), ("vertex", "fragment")])
 def test_driver_statistics_are_read_per_executable(names):
     """read_statistics asks each function twice (count, then the elements with their sType
     set) and names each statistic, after its executable where there are several."""
-    v, ffi = vk.device._v, vk.device._ffi
+    v, ffi = vk.statistics._v, vk.statistics._ffi
     seen = []
 
     def fill(count, array, items, stype):
@@ -265,7 +265,7 @@ def test_driver_statistics_are_read_per_executable(names):
         return fill(count, array, [stat("Register Count", regs), stat("Local Memory", 0)],
                     v.VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR)
 
-    got = vk.device.read_statistics(None, ffi.NULL, properties, statistics)
+    got = vk.statistics.read_statistics(None, ffi.NULL, properties, statistics)
     prefix = (lambda n: "") if len(names) == 1 else (lambda n: f"{n}: ")
     assert got == {key: value for i, n in enumerate(names)
                    for key, value in ((prefix(n) + "Register Count", 40 + i), (prefix(n) + "Local Memory", 0))}

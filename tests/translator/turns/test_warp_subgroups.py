@@ -39,3 +39,50 @@ def test_a_32_wide_subgroup_device_runs_right_or_says_why(case_id):
     if cell["subgroup_size"] != 32:
         pytest.skip(f"this llvmpipe reports {cell['subgroup_size']}-wide subgroups at 1024 bits")
     assert cell["status"] == "PASS" or (cell["status"] == "ERROR" and "subgroups that are warps" in cell["message"]), cell
+
+
+def _info_probed(real, in_order=True, full32=None):
+    probe = {"real": real, "lanes_in_order": in_order, "full32": full32}
+    return SimpleNamespace(subgroup_size=real, subgroup_operations=FULL, subgroup_stages=("compute",), probe=probe)
+
+
+def test_a_block_whose_one_warp_fits_a_subgroup_has_its_warp_as_subgroup(monkeypatch):
+    """Where the probe saw 16 real lanes in order, a launch of one block of at most 16 threads
+    has its one warp in one subgroup; a wider block, or lanes out of order, does not."""
+    monkeypatch.delenv("WARPBOARD_WARP_SUBGROUPS", raising=False)
+    assert warps_are_subgroups(_info_probed(16), (16, 1, 1))
+    assert warps_are_subgroups(_info_probed(16), (4, 2, 2))
+    assert not warps_are_subgroups(_info_probed(16), (17, 1, 1))
+    assert not warps_are_subgroups(_info_probed(16), (16, 2, 1))
+    assert not warps_are_subgroups(_info_probed(16))
+    assert not warps_are_subgroups(_info_probed(16, in_order=False), (8, 1, 1))
+    assert warps_are_subgroups(_info_probed(32), (256, 1, 1))
+
+
+PER_WARP_CASES = ["vote/*", "shuffle/*", "match_redux/*", "truth/*", "branches/*", "warpsync_mem/*", "repro/*"]
+
+
+def _per_warp_on_lavapipe(patterns, minimum):
+    if not any(c.id.startswith("lavapipe") for c in devices.discover()):
+        pytest.skip("no lavapipe device (install mesa-vulkan-drivers)")
+    with Worker({"LP_NATIVE_VECTOR_WIDTH": "512"}, "lavapipe-w16") as worker:
+        reply = worker.call("support.worker_targets:per_warp_disagreements", 16, patterns, timeout_s=900)
+    assert reply.ok, reply.describe()
+    compared, wrong = reply.value
+    assert not wrong, "\n".join(wrong)
+    assert compared >= minimum
+
+
+@pytest.mark.xdist_group("lavapipe-w16")
+def test_per_warp_turns_on_lavapipe_agree_with_the_interpreter():
+    """The shader of a device whose subgroups are warps (NVIDIA's: collectives as subgroup
+    operations, each warp its own turns) runs on lavapipe-w16 for a block of 16 threads, whose
+    one warp is one subgroup: the library's collective cases launched so give the
+    interpreter's words, outcome and per-warp turns."""
+    _per_warp_on_lavapipe(PER_WARP_CASES, 30)
+
+
+@pytest.mark.campaign
+@pytest.mark.xdist_group("lavapipe-w16")
+def test_every_collective_case_per_warp_on_lavapipe_agrees_with_the_interpreter():
+    _per_warp_on_lavapipe(None, 90)

@@ -38,13 +38,17 @@ class Collectives:
 
     # ---------------------------------------------------------------- subgroups that are warps
     def _check_warps(self) -> None:
-        """The device's subgroups must be this warp: 32 invocations, lane = index & 31. A
-        thread of a subgroup that is not says so (NOT_WARPS) and leaves; nothing hangs."""
+        """The device's subgroup must be this warp: lane = index & 31, and the subgroup's
+        invocations exactly the warp's lanes (32, or the block's fewer: a subgroup wider than
+        the block's one warp holds just that warp). A thread of a subgroup that is not says
+        so (NOT_WARPS) and leaves; nothing hangs."""
         e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
-        size = f.load(u32, m.builtin("SubgroupSize", u32))
         lane = f.load(u32, m.builtin("SubgroupLocalInvocationId", u32))
         same = f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), f.op("IEqual", bool_, lane, e.lane))
-        bad = f.op("LogicalNot", bool_, f.op("LogicalAnd", bool_, f.op("IEqual", bool_, size, e.k(32)), same))
+        present = f.op("GroupNonUniformBallot", self.v4, e.k(Scope.Subgroup), m.const_bool(True))
+        want = f.op("CompositeConstruct", self.v4, self.lanes, e.k(0), e.k(0), e.k(0))
+        whole = f.op("All", bool_, f.op("IEqual", m.vec(bool_, 4), present, want))
+        bad = f.op("LogicalNot", bool_, f.op("LogicalAnd", bool_, whole, same))
         e.record_status(e.k(abi.NOT_WARPS), bad, e.k(0))
         f.store(e.exited, bad)
 
@@ -76,7 +80,7 @@ class Collectives:
         """(lanes of this warp in the rendezvous whose value equals this thread's, those lanes)."""
         if self.e.warp_subgroups:
             act, equal = self._sg_ballot(x.en), x.k32(0)
-            for lane in range(32):
+            for lane in range(min(32, self.e.nthreads)):     # lanes past the subgroup's size are undefined
                 theirs = self.f.op("GroupNonUniformBroadcast", self.m.u32(), self.e.k(Scope.Subgroup), value, x.k32(lane))
                 equal = x.or_(equal, x.sel(x.cmp("eq", theirs, value, False), x.k32(1 << lane), x.k32(0)))
             return x.and_(equal, act), act
