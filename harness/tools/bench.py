@@ -11,13 +11,13 @@ its own worker process, like the scoreboard; a worker translates every case befo
 dispatches any, so translation is timed on a quiet processor. Before any worker starts, the
 SASS parser is timed on a 100,000-line listing made of the cases' listings (``parse``).
 The interpreter counts the turns of two bench kernels both ways, over the workgroup and by
-each warp on its own (``interpreter_turns``): the shader's counts on a device whose subgroups
-are warps are the per-warp ones (on the H200 both bench_warp_trips and bench_plain_loop
-counted exactly what the interpreter does).
+each warp on its own with chains (``interpreter_turns``): the shader's counts on a device whose
+subgroups are warps are the per-warp ones (translator/README.md, "Per-warp turns").
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import statistics
@@ -199,21 +199,21 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 
-def interpreter_turns(kernels=TURN_KERNELS, blocks: int = 1) -> dict:
-    """The interpreter's turns for bench kernels on ``blocks`` blocks, taken over the workgroup
-    and by each warp on its own (the shader's rule where a device's subgroups are warps):
-    per block, and the per-warp turns over the warp-turns of the workgroup's (each workgroup
-    turn is a turn of every warp)."""
+def interpreter_turns(kernels=TURN_KERNELS, threads: int = 64) -> dict:
+    """The interpreter's turns for bench kernels on one block of ``threads`` (64: two warps,
+    bench_warp_trips's long one and a short one; seconds, not minutes, of Python), taken over
+    the workgroup and by each warp on its own (the shader's rule where a device's subgroups
+    are warps, chains included): per block, and the per-warp turns over the warp-turns of the
+    workgroup's (each workgroup turn is a turn of every warp)."""
     out = {}
-    for case in bench_cases(blocks):
+    for case in bench_cases(1):
         if case.id not in kernels:
             continue
-        prep = prepare(case)
+        prep = prepare(dataclasses.replace(case, block=(threads, 1, 1)))
         workgroup, per_warp = run_interpreter(prep), run_interpreter(prep, per_warp=True)
-        warps = -(-case.block[0] * case.block[1] * case.block[2] // 32)
-        wg, pw = workgroup.counters["turns"] / blocks, per_warp.counters["turns"] / blocks
-        out[case.id] = {"blocks": blocks, "warps_per_block": warps, "workgroup_turns_per_block": wg,
-                        "per_warp_turns_per_block": pw,
+        warps = -(-threads // 32)
+        wg, pw = workgroup.counters["turns"], per_warp.counters["turns"]
+        out[case.id] = {"threads": threads, "warps": warps, "workgroup_turns": wg, "per_warp_turns": pw,
                         "per_warp_over_workgroup_warp_turns": pw / max(1e-9, wg * warps),
                         "same_words": workgroup.buffers == per_warp.buffers}
     return out

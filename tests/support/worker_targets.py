@@ -103,13 +103,15 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
     return result.to_json()
 
 
-def per_warp_disagreements(width: int, patterns: list[str]) -> tuple[int, list[str]]:
+def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = ()) -> tuple[int, list[str]]:
     """The library's turns-mode cases with collectives (``patterns``), launched as one block
     of ``width`` threads on the child's device 0, whose subgroups then are the warp: the
     shader's per-warp turns against the interpreter's. (cases compared, what disagreed: the
     outcome, the words (cases compared within a tolerance aside) or, where both ran to the end,
-    the turns)."""
+    the turns). ``bench``: bench kernels to add, one block each."""
     import dataclasses
+
+    from warpboard.harness.tools.bench import bench_cases
 
     from warpboard.harness.run.dispatch import (
         prepare,
@@ -122,7 +124,8 @@ def per_warp_disagreements(width: int, patterns: list[str]) -> tuple[int, list[s
     device = cached_device(0)
     info = dataclasses.replace(device.info, probe=probe(device))
     compared, wrong = 0, []
-    for case in discover_cases(CASES, patterns):
+    cases = (discover_cases(CASES, patterns) if patterns != [] else []) + [c for c in bench_cases(1) if c.id in bench]
+    for case in cases:
         case = dataclasses.replace(case, block=(width, 1, 1))
         prep = prepare(case)
         if prep.program.mode != "turns" or not prep.program.collectives:

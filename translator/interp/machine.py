@@ -9,7 +9,8 @@ basic block together, instruction by instruction.
 With ``per_warp`` (the shader's rule where a device's subgroups are warps: translator/README.md,
 "Per-warp turns") each warp of a block without BAR takes its own turns: the key is the
 lowest of the warp's threads, the warps step in turn, one turn each, and the turn count
-is the sum of the warps' turns, as the shader counts it.
+is the sum of the warps' turns, as the shader counts it; a turn that runs on from the last
+(a *chain*: :meth:`Interpreter.chains`) is not counted.
 """
 from __future__ import annotations
 
@@ -94,23 +95,29 @@ class Interpreter:
         cta = Cta(threads, bytearray(self.shared_bytes))
         groups = [threads[w:w + 32] for w in range(0, len(threads), 32)] if self.per_warp else [threads]
         turns = [0] * len(groups)
+        chained = [False] * len(groups)
         running = list(range(len(groups)))
         while running:
             for g in list(running):
-                if not self.turn(cta, groups[g]):
+                ran = self.turn(cta, groups[g])
+                if ran is None:
                     running.remove(g)
                     continue
-                turns[g] += 1
-                self.stats.turns += 1
-                if turns[g] > self.budget:
-                    self._livelock(ctaid, groups[g])
+                if not chained[g]:
+                    turns[g] += 1
+                    self.stats.turns += 1
+                    if turns[g] > self.budget:
+                        self._livelock(ctaid, groups[g])
+                chained[g] = self.per_warp and self.chains(groups[g], *ran)
 
-    def turn(self, cta: Cta, threads: list[Thread]) -> bool:
+    def turn(self, cta: Cta, threads: list[Thread]) -> tuple[int, bool] | None:
         """One turn of ``threads`` (the block's, or one warp's): the lowest key's block for the
-        threads at its pc, then each thread's quiet blocks. False when every thread has exited."""
+        threads at its pc, then each thread's quiet blocks. (the block's pc, whether every
+        running thread offered the same key), or None when every thread has exited."""
+        keys = {waits.key(t) for t in threads if not t.exited}
         key = waits.pick(threads)
         if key is None:
-            return False
+            return None
         pc = key & PC_MASK
         parts = [t for t in threads if not t.exited and t.pc == pc]
         block = self.program.blocks.get(pc)
@@ -122,7 +129,19 @@ class Interpreter:
         if not self.program.quiet(block):
             self.step(cta, block, parts)
         self.free_run(cta, parts)
-        return True
+        return pc, len(keys) == 1
+
+    def chains(self, threads: list[Thread], pc: int, uniform: bool) -> bool:
+        """Whether a warp's next turn runs on in this one (a *chain*: it is not counted): this
+        turn's threads were every running thread of the warp, with one key, and they all
+        stand at one loud block past this turn's, none waiting. The next turn then takes
+        them all there (the shader runs such a block inline where it can: translator/README.md,
+        "Per-warp turns")."""
+        live = [t for t in threads if not t.exited]
+        if not uniform or not live or any(t.waiting for t in live) or len({t.pc for t in live}) != 1:
+            return False
+        block = self.program.blocks.get(live[0].pc)
+        return live[0].pc > pc and block is not None and not self.program.quiet(block)
 
     def _livelock(self, ctaid, threads: list[Thread]):
         running = sorted({(t.pc, t.tid) for t in threads if not t.exited})

@@ -76,3 +76,7 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     assert set(after) == {"bench/bench_vote_loop (turns)", "bench/bench_plain_loop (free)",
                           "bench/bench_plain_loop (turns)", "bench/bench_warp_trips (turns)"}
     assert all(v["alone_ms"] > 0 and v["after_library_ms"] > 0 and v["ratio"] > 0 for v in after.values())
+    # the interpreter's turns of the warp-trips kernel: warp 0 loops 2048 times, warp 1 128 times
+    trips = s["interpreter_turns"]["bench/bench_warp_trips"]
+    assert trips["per_warp_turns"] == 2048 // 4 + 128 // 4 and trips["same_words"]
+    assert trips["per_warp_over_workgroup_warp_turns"] <= s["targets"]["per_warp_over_workgroup_warp_turns"]

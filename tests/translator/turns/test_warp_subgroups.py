@@ -62,11 +62,11 @@ def test_a_block_whose_one_warp_fits_a_subgroup_has_its_warp_as_subgroup(monkeyp
 PER_WARP_CASES = ["vote/*", "shuffle/*", "match_redux/*", "truth/*", "branches/*", "warpsync_mem/*", "repro/*"]
 
 
-def _per_warp_on_lavapipe(patterns, minimum):
+def _per_warp_on_lavapipe(patterns, minimum, bench=()):
     if not any(c.id.startswith("lavapipe") for c in devices.discover()):
         pytest.skip("no lavapipe device (install mesa-vulkan-drivers)")
     with Worker({"LP_NATIVE_VECTOR_WIDTH": "512"}, "lavapipe-w16") as worker:
-        reply = worker.call("support.worker_targets:per_warp_disagreements", 16, patterns, timeout_s=900)
+        reply = worker.call("support.worker_targets:per_warp_disagreements", 16, patterns, bench, timeout_s=900)
     assert reply.ok, reply.describe()
     compared, wrong = reply.value
     assert not wrong, "\n".join(wrong)
@@ -80,6 +80,14 @@ def test_per_warp_turns_on_lavapipe_agree_with_the_interpreter():
     one warp is one subgroup: the library's collective cases launched so give the
     interpreter's words, outcome and per-warp turns."""
     _per_warp_on_lavapipe(PER_WARP_CASES, 30)
+
+
+@pytest.mark.xdist_group("lavapipe-w16")
+def test_chained_turns_of_the_bench_loops_agree_with_the_interpreter():
+    """The bench kernels' loops, one block of 16 threads: a uniform warp runs the blocks of
+    its loop body in one turn (chains, inline in the shader), and both back ends count the
+    same turns."""
+    _per_warp_on_lavapipe([], 2, bench=("bench/bench_vote_loop", "bench/bench_warp_trips"))
 
 
 @pytest.mark.campaign

@@ -18,6 +18,7 @@ from ...spirv.enums import GroupOperation, Scope
 from ..outcome import EXITED, Outcome
 
 SLOTS = 3           # vote slots rotate over three, so one barrier per vote suffices
+MAX_CHAIN = 16      # blocks a turn runs inline after its own (TurnLoop._chain)
 
 
 @dataclass
@@ -63,6 +64,9 @@ class TurnLoop:
         f.store(self.parts_var, self.lanes)
         # whether the chosen block may have sent threads into quiet blocks (_predict)
         self.free_after = f.local(bool_, "free_after", m.const_bool(True)) if self.quiet else None
+        if self.per_warp:       # chains: this turn runs on from the last; the pc of its last block
+            self.chained = f.local(bool_, "chained", m.const_bool(False))
+            self.last_pc = f.local(u32, "last_pc", e.k(0))
         return tv
 
     # ---------------------------------------------------------------- choosing the turn
@@ -160,8 +164,11 @@ class TurnLoop:
         active = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
                       f.op("IEqual", bool_, f.load(u32, e.pc), cpc))
         self.turn_participants = self._turn_participants(active)
+        self.active_now = active
         if self.free_after is not None:
             f.store(self.free_after, self.m.const_bool(True))
+        if self.per_warp:
+            f.store(self.last_pc, cpc)
         e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
         self.apply_leaves()
         if self.exchange_site:        # the block stopped at an exchange: swap, then it goes on
@@ -181,7 +188,29 @@ class TurnLoop:
         if self.free_after is not None:
             with f.if_(f.load(self.m.bool(), self.free_after)):
                 self.free_run(self.quiet)
-        f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), self.e.k(1)))
+        step = self.e.k(1)
+        if self.per_warp:       # a turn that runs on from the last one is not counted
+            step = f.op("Select", u32, f.load(self.m.bool(), self.chained), self.e.k(0), step)
+            f.store(self.chained, self._chains())
+        f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), step))
+
+    def _chains(self):
+        """Whether the warp's next turn runs on in this one (the interpreter's ``chains``):
+        this turn took every running lane with one key, and they all stand at one pc past
+        the turn's last block, none waiting (a loud block: the free run took them there)."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        live = f.op("LogicalNot", bool_, f.load(bool_, e.exited))
+        pc = f.load(u32, e.pc)
+        low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
+                   f.op("Select", u32, live, pc, e.k(NONE_KEY)))
+        high = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
+                    f.op("Select", u32, live, pc, e.k(0)))
+        waits = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
+                     f.op("Select", u32, f.op("LogicalAnd", bool_, live, f.load(bool_, e.waiting)), e.k(1), e.k(0)))
+        together = f.op("LogicalAnd", bool_, f.op("IEqual", bool_, low, high), f.op("INotEqual", bool_, low, e.k(NONE_KEY)))
+        onward = f.op("LogicalAnd", bool_, f.op("UGreaterThan", bool_, low, f.load(u32, self.last_pc)),
+                      f.op("IEqual", bool_, waits, e.k(0)))
+        return f.op("LogicalAnd", bool_, f.load(bool_, self.tv.uniform), f.op("LogicalAnd", bool_, together, onward))
 
     def _turn_participants(self, active):
         """The lanes of this warp at the chosen pc, where an instruction needs them."""
@@ -192,13 +221,15 @@ class TurnLoop:
             return self._sg_ballot(active)
         return self._participants(f.load(bool_, self.tv.known), f.load(self.m.u32(), self.tv.parity))
 
-    def _predict(self, block, outcome: Outcome) -> None:
+    def _predict(self, block, outcome: Outcome, depth: int = 0) -> None:
         """Every thread, at the end of the chosen block's case: whether the next turn is known,
-        and whether a free run may follow (a successor of the block is quiet)."""
+        and whether a free run may follow (a successor of the block is quiet). Where each warp
+        takes its own turns, a uniform turn runs on into the next block inline (``_chain``)."""
         e, f, tv = self.e, self.f, self.tv
-        if self.free_after is not None and not any(pc in self.quiet for pc in e.program.successors(block)):
-            f.store(self.free_after, self.m.const_bool(False))
         next_pc = outcome.destination(e.const_value)
+        if self.free_after is not None:     # where the block's threads may go: its one destination, or any successor
+            ahead = (next_pc,) if next_pc is not None else e.program.successors(block)
+            f.store(self.free_after, self.m.const_bool(any(pc in self.quiet for pc in ahead)))
         if next_pc == EXITED:
             key = NONE_KEY
         elif next_pc is None or next_pc not in self.loud:
@@ -207,6 +238,29 @@ class TurnLoop:
             key = next_pc | (YIELD_BIT if next_pc <= block.pc else 0)
         f.store(tv.skip_vote, f.load(self.m.bool(), tv.uniform))
         f.store(tv.predicted, e.k(key))
+        if next_pc != EXITED:
+            self._chain(block, next_pc, depth)
+
+    def _chain(self, block, next_pc: int, depth: int) -> None:
+        """A uniform turn whose block sends every lane to one later loud block runs that block
+        next, in this turn (the next turn would take them all there: ``_chains``), inline in
+        the case: no trip round the turn loop, its switch and its free run. Up to MAX_CHAIN
+        blocks; not through a block that waits, opens or leaves a region, yields, meets at the
+        exchange site or has an ordering point."""
+        if not self.per_warp or depth >= MAX_CHAIN or next_pc <= block.pc:
+            return
+        nxt = self.loud[next_pc]
+        if not (self._inlinable(block) and self._inlinable(nxt)):
+            return
+        e, f, bool_ = self.e, self.f, self.m.bool()
+        with f.if_(f.load(bool_, self.tv.uniform)):
+            f.store(self.last_pc, e.k(next_pc))
+            f.store(self.tv.skip_vote, self.m.const_bool(False))
+            self._predict(nxt, e.emit_block(nxt, self.active_now), depth + 1)
+
+    def _inlinable(self, block) -> bool:
+        return not (self.segments_block(block) or self.e.program.order.points_in(block) or
+                    any(i.waits or i.spec.region or i.spec.yields for i in block.insts))
 
     def free_run(self, quiet) -> None:
         """Threads in quiet blocks run on alone until they reach one that is not (no barrier inside)."""
