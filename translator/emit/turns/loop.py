@@ -200,16 +200,16 @@ class TurnLoop:
         the turn's last block, none waiting (a loud block: the free run took them there)."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         live = f.op("LogicalNot", bool_, f.load(bool_, e.exited))
-        pc = f.load(u32, e.pc)
+        # where each running lane stands, WAIT_BIT if it waits: one value, equal in every lane
+        where = f.op("BitwiseOr", u32, f.load(u32, e.pc),
+                     f.op("Select", u32, f.load(bool_, e.waiting), e.k(WAIT_BIT), e.k(0)))
         low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
-                   f.op("Select", u32, live, pc, e.k(NONE_KEY)))
+                   f.op("Select", u32, live, where, e.k(NONE_KEY)))
         high = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
-                    f.op("Select", u32, live, pc, e.k(0)))
-        waits = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
-                     f.op("Select", u32, f.op("LogicalAnd", bool_, live, f.load(bool_, e.waiting)), e.k(1), e.k(0)))
+                    f.op("Select", u32, live, where, e.k(0)))
         together = f.op("LogicalAnd", bool_, f.op("IEqual", bool_, low, high), f.op("INotEqual", bool_, low, e.k(NONE_KEY)))
         onward = f.op("LogicalAnd", bool_, f.op("UGreaterThan", bool_, low, f.load(u32, self.last_pc)),
-                      f.op("IEqual", bool_, waits, e.k(0)))
+                      f.op("IEqual", bool_, f.op("BitwiseAnd", u32, low, e.k(WAIT_BIT)), e.k(0)))
         return f.op("LogicalAnd", bool_, f.load(bool_, self.tv.uniform), f.op("LogicalAnd", bool_, together, onward))
 
     def _turn_participants(self, active):
