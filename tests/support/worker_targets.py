@@ -105,7 +105,9 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
 
 def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = ()) -> tuple[int, list[str]]:
     """The library's turns-mode cases with collectives (``patterns``), launched as one block
-    of ``width`` threads on the child's device 0, whose subgroups then are the warp: the
+    of ``width`` threads (one block: what several would race for, atomics or a flag another
+    block sets, comes out in the device's order) on the child's device 0, whose subgroups
+    then are the warp: the
     shader's per-warp turns against the interpreter's. (cases compared, what disagreed: the
     outcome, the words (cases compared within a tolerance aside) or, where both ran to the end,
     the turns). ``bench``: bench kernels to add, one block each."""
@@ -126,7 +128,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     compared, wrong = 0, []
     cases = (discover_cases(CASES, patterns) if patterns != [] else []) + [c for c in bench_cases(1) if c.id in bench]
     for case in cases:
-        case = dataclasses.replace(case, block=(width, 1, 1))
+        case = dataclasses.replace(case, block=(width, 1, 1), grid=(1, 1, 1))   # no other block to race
         prep = prepare(case)
         if prep.program.mode != "turns" or not prep.program.collectives:
             continue
