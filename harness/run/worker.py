@@ -16,6 +16,8 @@ Why ``subprocess`` + pickle frames rather than ``multiprocessing``:
 """
 from __future__ import annotations
 
+import dataclasses
+
 import faulthandler
 import importlib
 import os
@@ -332,7 +334,8 @@ _DEVICES: dict[int, Any] = {}
 
 
 def cached_device(index: int = 0):
-    """The child's open :class:`harness.vk.Device` for ``index`` (opened on first use).
+    """The child's open :class:`harness.vk.Device` for ``index`` (opened on first use), its
+    ``info`` carrying the subgroup probe's facts (:func:`probed`).
 
     Targets call this so a worker opens its device once; it is closed when the child
     exits normally.
@@ -340,17 +343,27 @@ def cached_device(index: int = 0):
     if index not in _DEVICES:
         from .. import vk  # imported here: the parent never needs Vulkan
         root = cache.cache_dir()
-        _DEVICES[index] = vk.Device(index, cache_dir=root / "pipelines" if root else None)
+        _DEVICES[index] = probed(vk.Device(index, cache_dir=root / "pipelines" if root else None))
     return _DEVICES[index]
 
 
 def fresh_device(index: int = 0, statistics: bool = False):
     """A new :class:`harness.vk.Device` for ``index``, beside the cached one (the caller
-    closes it): NVIDIA's dispatches slow down on a VkDevice that has compiled many pipelines
-    with a cold shader cache (`warpboard bench` measures its kernels on one of these too);
-    ``statistics``: its pipelines keep the driver's statistics of their code, where offered."""
+    closes it), probed: NVIDIA's dispatches slow down on a VkDevice that has compiled many
+    pipelines with a cold shader cache (`warpboard bench` measures its kernels on one of these
+    too); ``statistics``: its pipelines keep the driver's statistics of their code, where offered."""
     from .. import vk  # imported here: the parent never needs Vulkan
-    return vk.Device(index, statistics=statistics)
+    return probed(vk.Device(index, statistics=statistics))
+
+
+def probed(device):
+    """``device`` with its subgroup probe's facts in ``info.probe`` (one small dispatch): what
+    the translator decides by (harness.run.dispatch.warps_are_subgroups, the real subgroup
+    size) is what the device's subgroups really are, not what it reports."""
+    from .. import vk  # imported here: the parent never needs Vulkan
+    if device.info.probe is None:
+        device.info = dataclasses.replace(device.info, probe=vk.probe.probe(device))
+    return device
 
 
 def _resolve(fn_qualname: str):

@@ -82,21 +82,23 @@ def parse_rate(root: str | Path, lines: int = PARSE_LINES, repeat: int = 3) -> d
             "seconds": spread(seconds), "lines_per_s": count / statistics.median(seconds)}
 
 
-def bench_cases(blocks: int | None) -> list:
-    """The benchmark kernels as cases; ``blocks`` shrinks the grid (the checksum then is not checked)."""
+def bench_cases(blocks: int | None, threads: int | None = None) -> list:
+    """The benchmark kernels as cases; ``blocks`` shrinks the grid and ``threads`` sets the
+    block's threads (either way the checksum and the native time no longer apply)."""
     manifest = tomllib.loads((BENCH_DIR / "kernels.toml").read_text())
     cases = []
     for k in manifest["kernel"]:
         listing = BENCH_DIR / k["listing"]
-        grid = blocks or k["grid"]
-        words = grid * k["block"]
+        grid, block = blocks or k["grid"], threads or k["block"]
+        words = grid * block
+        full = grid == k["grid"] and block == k["block"]
         cases.append(Case(
             id=f"bench/{k['name']}", path=BENCH_DIR / "kernels.toml", name=k["name"], summary="", tags=("bench",),
             kernel=k["name"], listing_text=listing.read_text(), listing_path=listing, listing_line=1, source=None,
-            grid=(grid, 1, 1), block=(k["block"], 1, 1), shared_bytes=0, step_budget=None,
+            grid=(grid, 1, 1), block=(block, 1, 1), shared_bytes=0, step_budget=None,
             buffers=(BufferSpec("out", words, (0,) * words, None),), params=(Param("buffer", "out"),),
-            provenance={"checksum": k["checksum"] if grid == k["grid"] else None,
-                        "native_h200_ms": k["native_h200_ms"] if grid == k["grid"] else None}))
+            provenance={"checksum": k["checksum"] if full else None,
+                        "native_h200_ms": k["native_h200_ms"] if full else None}))
     return cases
 
 
@@ -163,10 +165,10 @@ def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch, gpu) -> dic
 
 
 def device_rows(device_index: int, device_id: str, case_paths: list[str], root: str, repeat: int,
-                bench_blocks: int | None) -> dict:
+                bench_blocks: int | None, bench_threads: int | None = None) -> dict:
     """Worker target: every case (both modes where it can run free) on this process's device."""
     device = cached_device(device_index)
-    cases = [load_case(p, root) for p in case_paths] + bench_cases(bench_blocks)
+    cases = [load_case(p, root) for p in case_paths] + bench_cases(bench_blocks, bench_threads)
     rows, start = [], time.perf_counter()
     # every translation first: timed while the device's threads are idle, not between dispatches
     work = []
@@ -308,6 +310,8 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--device", action="append", help="device id or pattern (default: all)")
     p.add_argument("--repeat", type=int, default=7, help="repetitions of each translation and dispatch (default 7)")
     p.add_argument("--bench-blocks", type=int, help="grid of the bench kernels (default: full on GPUs, 16 on CPU devices)")
+    p.add_argument("--bench-threads", type=int, help="threads per block of the bench kernels (default 256; 16 on "
+                                                     "lavapipe-w16 makes its subgroups the warps: the per-warp shader)")
     p.add_argument("--native", type=Path, help="JSON printed by the native build of bench/divergent_loops.cu "
                                                 "(nvcc -o native bench/divergent_loops.cu && ./native > native.json)")
     p.add_argument("-o", "--output", default="reports/out/bench.json")
@@ -329,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
         # the driver's own shader cache off: the first dispatch compiles, every time
         with Worker({**config.env, "MESA_SHADER_CACHE_DISABLE": "true"}, config.id) as worker:
             reply = worker.call("warpboard.harness.tools.bench:device_rows", config.index, config.id, [str(c.path) for c in cases],
-                                args.root, args.repeat, blocks, timeout_s=3600)
+                                args.root, args.repeat, blocks, args.bench_threads, timeout_s=3600)
         if not reply.ok:
             print(f"{config.id}: {reply.describe()}\n{reply.traceback or ''}{reply.stderr_tail}", file=sys.stderr)
             continue
