@@ -4,7 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 from warpboard.harness.run import devices
-from warpboard.harness.run.dispatch import warps_are_subgroups
+from support.paths import library_case
+from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case, warps_are_subgroups
 from warpboard.harness.run.worker import Worker
 
 FULL = ("basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative", "quad")
@@ -29,7 +30,8 @@ def test_only_32_wide_subgroups_with_the_operations_stand_for_warps(monkeypatch)
 @pytest.mark.parametrize("case_id", ["truth/loop_ballot", "shuffle/shfl_xor_widths", "match_redux/redux_all_ops"])
 def test_a_32_wide_subgroup_device_runs_right_or_says_why(case_id):
     """llvmpipe at 1024 bits reports 32-wide subgroups but runs them 16 wide (measured): the
-    shader's own check must turn that into an ERROR naming it, never a wrong answer."""
+    worker's probe sees it, so the case runs in the workgroup's turns and passes (where a
+    shader translated for warps came to it anyway, its own check would name it: ERROR)."""
     if not any(c.id.startswith("lavapipe") for c in devices.discover()):
         pytest.skip("no lavapipe device (install mesa-vulkan-drivers)")
     with Worker({"LP_NATIVE_VECTOR_WIDTH": "1024"}, "lavapipe-1024") as worker:
@@ -38,7 +40,7 @@ def test_a_32_wide_subgroup_device_runs_right_or_says_why(case_id):
     cell = reply.value
     if cell["subgroup_size"] != 32:
         pytest.skip(f"this llvmpipe reports {cell['subgroup_size']}-wide subgroups at 1024 bits")
-    assert cell["status"] == "PASS" or (cell["status"] == "ERROR" and "subgroups that are warps" in cell["message"]), cell
+    assert cell["status"] == "PASS", cell
 
 
 def _info_probed(real, in_order=True, full32=None):
@@ -94,3 +96,14 @@ def test_chained_turns_of_the_bench_loops_agree_with_the_interpreter():
 @pytest.mark.xdist_group("lavapipe-w16")
 def test_every_collective_case_per_warp_on_lavapipe_agrees_with_the_interpreter():
     _per_warp_on_lavapipe(None, 90)
+
+
+def test_a_shader_for_warps_on_subgroups_that_are_not_says_so(lavapipe):
+    """A shader translated for subgroups that are warps, dispatched where they are not (this
+    lavapipe's subgroups are narrower than the block's warps), checks the mapping itself and
+    ends with NOT_WARPS naming it: no wrong words."""
+    prep = prepare(library_case("truth/loop_ballot"))
+    assert prep.launch.threads_per_block > lavapipe.info.subgroup_size
+    shader, _ = translate_case(prep, None, use_cache=False, warp_subgroups=True)
+    run = run_vulkan(lavapipe, prep, shader)
+    assert run.outcome.value == "subgroups-not-warps" and "subgroups that are warps" in run.detail, run.detail
