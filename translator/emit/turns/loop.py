@@ -6,7 +6,9 @@ stand in on their own. A mixin of :class:`translator.emit.turns.warp.TurnsWarp`,
 The vote also takes the highest key: when both are equal, every thread still running stands at
 one pc (a *uniform* turn), and when the block's outcome fixes where they all go next (no
 conditional branch, exit, wait or YIELD), the next turn needs no vote: its key is known, and
-its participants are this turn's.
+its participants are this turn's. Where each warp takes its own turns, such a next block that
+lies ahead is run inline, in the same turn (a *chain*: ``_chain``), and a turn that runs on
+from the last one is not counted (``_chains``).
 """
 from __future__ import annotations
 
