@@ -104,7 +104,7 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
 
 
 def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = ()) -> tuple[int, list[str]]:
-    """The library's turns-mode cases with collectives (``patterns``), launched as one block
+    """The library's turns-mode cases (``patterns``), launched as one block
     of ``width`` threads (one block: what several would race for, atomics or a flag another
     block sets, comes out in the device's order) on the child's device 0, whose subgroups
     then are the warp: the
@@ -130,7 +130,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     for case in cases:
         case = dataclasses.replace(case, block=(width, 1, 1), grid=(1, 1, 1))   # no other block to race
         prep = prepare(case)
-        if prep.program.mode != "turns" or not prep.program.collectives:
+        if prep.program.mode != "turns":
             continue
         if not warps_are_subgroups(info, case.block):
             return compared, [f"{case.id}: the device's subgroups are not the warp of {width} threads ({info.probe})"]

@@ -94,8 +94,10 @@ def test_chained_turns_of_the_bench_loops_agree_with_the_interpreter():
 
 @pytest.mark.campaign
 @pytest.mark.xdist_group("lavapipe-w16")
-def test_every_collective_case_per_warp_on_lavapipe_agrees_with_the_interpreter():
-    _per_warp_on_lavapipe(None, 90)
+def test_every_turns_case_per_warp_on_lavapipe_agrees_with_the_interpreter():
+    """All of them, the spin cases too (one block of 16 often leaves a spinner without its
+    producer: then both end as LIVELOCK)."""
+    _per_warp_on_lavapipe(None, 140)
 
 
 def test_a_shader_for_warps_on_subgroups_that_are_not_says_so(lavapipe):
