@@ -17,7 +17,6 @@ Why ``subprocess`` + pickle frames rather than ``multiprocessing``:
 from __future__ import annotations
 
 import dataclasses
-
 import faulthandler
 import importlib
 import os
