@@ -234,6 +234,9 @@ class TurnLoop:
             f.store(self.free_after, self.m.const_bool(any(pc in self.quiet for pc in ahead)))
         if next_pc == EXITED:
             key = NONE_KEY
+        elif next_pc in self.quiet:
+            self._run_quiet(block, self.quiet[next_pc])
+            return
         elif next_pc is None or next_pc not in self.loud:
             return
         else:
@@ -259,6 +262,20 @@ class TurnLoop:
             f.store(self.last_pc, e.k(next_pc))
             f.store(self.tv.skip_vote, self.m.const_bool(False))
             self._predict(nxt, e.emit_block(nxt, self.active_now), depth + 1)
+
+    def _run_quiet(self, block, quiet) -> None:
+        """Where each warp takes its own turns, a uniform turn whose block sends every lane into
+        one quiet block runs that block inline, for all of them, as their free run would (a
+        quiet block is the same run together or alone; a free run yields nothing), and the
+        free run follows only where that block leads into quiet ones again."""
+        if not self.per_warp or not self._inlinable(block):
+            return
+        e, f, bool_ = self.e, self.f, self.m.bool()
+        with f.if_(f.load(bool_, self.tv.uniform)):
+            outcome = e.emit_block(quiet, self.active_now, free=True)
+            after = outcome.destination(e.const_value)
+            ahead = (after,) if after is not None else e.program.successors(quiet)
+            f.store(self.free_after, self.m.const_bool(any(pc in self.quiet for pc in ahead)))
 
     def _inlinable(self, block) -> bool:
         return not (self.segments_block(block) or self.e.program.order.points_in(block) or
