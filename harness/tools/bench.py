@@ -40,8 +40,8 @@ if not BENCH_DIR.is_dir():          # an installed package: the checkout's bench
     BENCH_DIR = Path("bench").resolve()
 TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wall_s": 60.0,
            "translate_instructions_per_s": 50000.0, "parse_listing_s": 5.0, "per_warp_over_workgroup_warp_turns": 0.25}
-# the bench kernels whose turns the interpreter counts both ways (bench_vote_loop's warps all
-# run alike: per-warp it takes exactly 8x its workgroup turns, in a minute of Python)
+# the bench kernels whose turns the interpreter counts both ways (bench_vote_loop is left out:
+# its trip counts differ by block and lane, and it takes a minute of Python)
 TURN_KERNELS = ("bench/bench_warp_trips", "bench/bench_plain_loop")
 PARSE_LINES = 100_000       # the size of the listing the parse rate is measured on
 
