@@ -23,6 +23,8 @@ from pathlib import Path
 from .generate import Program
 
 TOOLS = Path(__file__).resolve().parents[2] / "cases" / "tools"
+if not TOOLS.is_dir():     # an installed package: the checkout's cases/tools, from where it runs
+    TOOLS = Path("cases/tools").resolve()
 POISONS = ("deadbeefdeadbeef", "0123456789abcdef")
 # UBSan, plus the float checks it leaves out: a float-to-int conversion out of range and a
 # division by zero are rule breaks of a generated program (the GPU saturates; C++ is undefined).

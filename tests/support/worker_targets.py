@@ -103,8 +103,9 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
     return result.to_json()
 
 
-def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = ()) -> tuple[int, list[str]]:
-    """The library's turns-mode cases (``patterns``), launched as one block
+def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = (),
+                           mode: str = "turns") -> tuple[int, list[str]]:
+    """The library's cases of ``mode`` (``patterns``), launched as one block
     of ``width`` threads (one block: what several would race for, atomics or a flag another
     block sets, comes out in the device's order) on the child's device 0, whose subgroups
     then are the warp: the
@@ -130,7 +131,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     for case in cases:
         case = dataclasses.replace(case, block=(width, 1, 1), grid=(1, 1, 1))   # no other block to race
         prep = prepare(case)
-        if prep.program.mode != "turns":
+        if prep.program.mode != mode:
             continue
         if not warps_are_subgroups(info, case.block):
             return compared, [f"{case.id}: the device's subgroups are not the warp of {width} threads ({info.probe})"]
@@ -142,7 +143,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
             wrong.append(f"{case.id}: {cpu.outcome} in the interpreter, {gpu.outcome} in the shader: {gpu.detail}")
         elif cpu.outcome == "ok" and exact and cpu.buffers != gpu.buffers:
             wrong.append(f"{case.id}: the words differ")
-        elif cpu.outcome == "ok" and cpu.counters["turns"] != gpu.counters["turns"]:
+        elif mode == "turns" and cpu.outcome == "ok" and cpu.counters["turns"] != gpu.counters["turns"]:
             wrong.append(f"{case.id}: {cpu.counters['turns']} turns in the interpreter, {gpu.counters['turns']} in the shader")
         compared += 1
     return compared, wrong

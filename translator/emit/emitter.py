@@ -19,9 +19,9 @@ from ..errors import UnsupportedInstruction
 from ..ir.program import Block, Program
 from ..isa import sregs
 from ..spirv.builder import Function, Module
-from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionModel, GroupOperation, MemoryModel, Scope
+from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
 from ..spirv.enums import MemorySemantics as Sem
-from . import native, turns
+from . import free, native, turns
 from .ctx import SpirvCtx
 from .failures import Failures
 from .mem import MemoryEmitter
@@ -376,7 +376,7 @@ class Emitter:
         if self.mode == "turns":
             self.warp.emit_main()
         else:
-            self._emit_free_loop()
+            free.emit_free_loop(self)
         self.f.finish()
         for fn in self.helpers.values():
             fn.finish()
@@ -416,41 +416,6 @@ class Emitter:
         f.label(cont)
         f.op("Branch", None, head)
         f.label(merge)
-
-    def _emit_free_loop(self) -> None:
-        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
-
-        def check():
-            return f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, self.exited)),
-                        f.op("ULessThan", bool_, f.load(u32, self.steps), self.budget))
-
-        def body():
-            if getattr(self.warp, "converge", False):
-                self._converged_step()
-                return
-            self.emit_switch(f.load(u32, self.pc), lambda pc: m.const_bool(True))
-            f.store(self.steps, f.op("IAdd", u32, f.load(u32, self.steps), self.k(1)))
-
-        self.emit_loop(check, body)
-        stuck = f.op("LogicalNot", bool_, f.load(bool_, self.exited))
-        self.record_status(self.k(abi.LIVELOCK), stuck, f.load(u32, self.pc))
-        self.add_counters(turns=None)
-
-    def _converged_step(self) -> None:
-        """One step of the free loop where the warp's lanes converge: only the lanes at the
-        lowest pc of the subgroup run their block (a lane that left a loop early waits for
-        the others instead of running the epilogue alone); the switch is on that pc, so the
-        subgroup branches as one. Any order is right in free mode (no lane waits on another),
-        and the lowest pc always moves, so every lane gets there."""
-        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
-        for cap in ("GroupNonUniform", "GroupNonUniformArithmetic"):
-            m.capability(cap)
-        pc = f.load(u32, self.pc)
-        low = f.op("GroupNonUniformUMin", u32, self.k(Scope.Subgroup), GroupOperation.Reduce, pc)
-        here = f.op("IEqual", bool_, pc, low)
-        self.emit_switch(low, lambda _pc: here)
-        step = f.op("Select", u32, here, self.k(1), self.k(0))
-        f.store(self.steps, f.op("IAdd", u32, f.load(u32, self.steps), step))
 
     def add_counters(self, turns, per_warp: bool = False) -> None:
         """Add the thread's steps and instructions to the ctrl buffer's counters, and the

@@ -110,11 +110,10 @@ class Interpreter:
                         self._livelock(ctaid, groups[g])
                 chained[g] = self.per_warp and self.chains(groups[g], *ran)
 
-    def turn(self, cta: Cta, threads: list[Thread]) -> tuple[int, bool] | None:
+    def turn(self, cta: Cta, threads: list[Thread]) -> tuple[int, list[Thread]] | None:
         """One turn of ``threads`` (the block's, or one warp's): the lowest key's block for the
-        threads at its pc, then each thread's quiet blocks. (the block's pc, whether every
-        running thread offered the same key), or None when every thread has exited."""
-        keys = {waits.key(t) for t in threads if not t.exited}
+        threads at its pc, then each thread's quiet blocks. (the block's pc, the threads that
+        ran it), or None when every thread has exited."""
         key = waits.pick(threads)
         if key is None:
             return None
@@ -129,19 +128,24 @@ class Interpreter:
         if not self.program.quiet(block):
             self.step(cta, block, parts)
         self.free_run(cta, parts)
-        return pc, len(keys) == 1
+        return pc, parts
 
-    def chains(self, threads: list[Thread], pc: int, uniform: bool) -> bool:
+    def chains(self, threads: list[Thread], pc: int, parts: list[Thread]) -> bool:
         """Whether a warp's next turn runs on in this one (a *chain*: it is not counted): this
-        turn's threads were every running thread of the warp, with one key, and they all
-        stand at one loud block past this turn's, none waiting. The next turn then takes
-        them all there (the shader runs such a block inline where it can: translator/README.md,
-        "Per-warp turns")."""
-        live = [t for t in threads if not t.exited]
-        if not uniform or not live or any(t.waiting for t in live) or len({t.pc for t in live}) != 1:
+        turn's threads, those still running, all stand at one loud block past this turn's,
+        and the next turn takes just them there: its key is that pc, no waiting or yielded bit
+        (so no round ends), and no other thread stands at it. The shader runs such a block
+        inline where it can (translator/README.md, "Per-warp turns")."""
+        movers = [t for t in parts if not t.exited]
+        if not movers or len({t.pc for t in movers}) != 1:
             return False
-        block = self.program.blocks.get(live[0].pc)
-        return live[0].pc > pc and block is not None and not self.program.quiet(block)
+        there = movers[0].pc
+        block = self.program.blocks.get(there)
+        if there <= pc or block is None or self.program.quiet(block):
+            return False
+        live = [t for t in threads if not t.exited]
+        return min(waits.key(t) for t in live) == there and \
+            sum(t.pc == there for t in live) == len(movers)
 
     def _livelock(self, ctaid, threads: list[Thread]):
         running = sorted({(t.pc, t.tid) for t in threads if not t.exited})

@@ -33,7 +33,7 @@ OP = dict(
     AtomicIAdd=234, AtomicISub=235, AtomicSMin=236, AtomicUMin=237, AtomicSMax=238, AtomicUMax=239,
     AtomicAnd=240, AtomicOr=241, AtomicXor=242, LoopMerge=246, SelectionMerge=247, Label=248,
     Branch=249, BranchConditional=250, Switch=251, Return=253,
-    GroupNonUniformElect=333, GroupNonUniformBroadcastFirst=338, GroupNonUniformBallot=339, GroupNonUniformAll=334, GroupNonUniformBroadcast=337, GroupNonUniformShuffle=345, GroupNonUniformIAdd=349,
+    GroupNonUniformElect=333, GroupNonUniformBroadcastFirst=338, GroupNonUniformBallot=339, GroupNonUniformAll=334, GroupNonUniformAny=335, GroupNonUniformBroadcast=337, GroupNonUniformShuffle=345, GroupNonUniformIAdd=349,
     GroupNonUniformUMin=354, GroupNonUniformUMax=357, GroupNonUniformBitwiseOr=360, GroupNonUniformBitwiseXor=361,
 )
 

@@ -64,11 +64,11 @@ def test_a_block_whose_one_warp_fits_a_subgroup_has_its_warp_as_subgroup(monkeyp
 PER_WARP_CASES = ["vote/*", "shuffle/*", "match_redux/*", "truth/*", "branches/*", "warpsync_mem/*", "repro/*"]
 
 
-def _per_warp_on_lavapipe(patterns, minimum, bench=()):
+def _per_warp_on_lavapipe(patterns, minimum, bench=(), mode="turns"):
     if not any(c.id.startswith("lavapipe") for c in devices.discover()):
         pytest.skip("no lavapipe device (install mesa-vulkan-drivers)")
     with Worker({"LP_NATIVE_VECTOR_WIDTH": "512"}, "lavapipe-w16") as worker:
-        reply = worker.call("support.worker_targets:per_warp_disagreements", 16, patterns, bench, timeout_s=900)
+        reply = worker.call("support.worker_targets:per_warp_disagreements", 16, patterns, bench, mode, timeout_s=900)
     assert reply.ok, reply.describe()
     compared, wrong = reply.value
     assert not wrong, "\n".join(wrong)
@@ -90,6 +90,21 @@ def test_chained_turns_of_the_bench_loops_agree_with_the_interpreter():
     its loop body in one turn (chains, inline in the shader), and both back ends count the
     same turns."""
     _per_warp_on_lavapipe([], 2, bench=("bench/bench_vote_loop", "bench/bench_warp_trips"))
+
+
+@pytest.mark.xdist_group("lavapipe-w16")
+def test_free_mode_lanes_that_rejoin_on_lavapipe_agree_with_the_interpreter():
+    """Free mode where a warp is a subgroup: lanes run alone between the blocks where the
+    listing rejoins them (BSYNC) and meet there; the words and the outcome are the
+    interpreter's. The bench's plain loop (lanes leave it at different trips) and the
+    library's collective-free loops and branches."""
+    _per_warp_on_lavapipe(["loops/*", "branches/*", "basic/*"], 8, bench=("bench/bench_plain_loop",), mode="free")
+
+
+@pytest.mark.campaign
+@pytest.mark.xdist_group("lavapipe-w16")
+def test_every_free_case_per_warp_on_lavapipe_agrees_with_the_interpreter():
+    _per_warp_on_lavapipe(None, 60, mode="free")
 
 
 @pytest.mark.campaign

@@ -66,9 +66,12 @@ class TurnLoop:
         f.store(self.parts_var, self.lanes)
         # whether the chosen block may have sent threads into quiet blocks (_predict)
         self.free_after = f.local(bool_, "free_after", m.const_bool(True)) if self.quiet else None
+        # whether a turn may run on into a later block inline (_chain)
+        self.chaining = self.per_warp and any(self._inlinable(b) for b in self.loud.values())
         if self.per_warp:       # chains: this turn runs on from the last; the pc of its last block
             self.chained = f.local(bool_, "chained", m.const_bool(False))
             self.last_pc = f.local(u32, "last_pc", e.k(0))
+            self.others = f.local(u32, "others", e.k(NONE_KEY))
         return tv
 
     # ---------------------------------------------------------------- choosing the turn
@@ -103,10 +106,7 @@ class TurnLoop:
         """Every thread offers its key; the lowest wins, the highest says whether it is uniform."""
         e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
         pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
-        yielded = f.load(bool_, e.yielded)
-        rank = f.op("BitwiseOr", u32, f.op("Select", u32, waiting, e.k(WAIT_BIT), e.k(0)),
-                    f.op("Select", u32, yielded, e.k(YIELD_BIT), e.k(0)))
-        mine = f.op("BitwiseOr", u32, pc, rank)
+        mine = self._key(pc, waiting)
         n = f.load(u32, tv.votes)
         f.store(tv.known, self.m.const_bool(False))
         if self.per_warp:       # the warp's own vote: a subgroup reduction, no barrier
@@ -131,6 +131,13 @@ class TurnLoop:
             self.st("vote", stale, e.k(NONE_KEY))
             self.st("top", stale, e.k(0))
         f.store(tv.votes, f.op("IAdd", u32, n, e.k(1)))
+
+    def _key(self, pc, waiting):
+        """This thread's key (ir.turnkey): its pc, WAIT_BIT if it waits, YIELD_BIT if it yielded."""
+        e, f, u32 = self.e, self.f, self.m.u32()
+        rank = f.op("BitwiseOr", u32, f.op("Select", u32, waiting, e.k(WAIT_BIT), e.k(0)),
+                    f.op("Select", u32, f.load(self.m.bool(), e.yielded), e.k(YIELD_BIT), e.k(0)))
+        return f.op("BitwiseOr", u32, pc, rank)
 
     def _publish_pc(self, n, pc, exited) -> None:
         """Where this thread stands (NONE once exited), for the participant masks of the turn."""
@@ -171,6 +178,8 @@ class TurnLoop:
             f.store(self.free_after, self.m.const_bool(True))
         if self.per_warp:
             f.store(self.last_pc, cpc)
+            if self.chaining:
+                self._others(active)
         e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
         self.apply_leaves()
         if self.exchange_site:        # the block stopped at an exchange: swap, then it goes on
@@ -198,21 +207,39 @@ class TurnLoop:
 
     def _chains(self):
         """Whether the warp's next turn runs on in this one (the interpreter's ``chains``):
-        this turn took every running lane with one key, and they all stand at one pc past
-        the turn's last block, none waiting (a loud block: the free run took them there)."""
+        this turn's lanes, those still running, all stand at one pc past the turn's last
+        block (a loud one: the free run took them there), and the next vote would pick just
+        them there: the lowest key of the warp is that pc, with no bit, and the lanes at that
+        pc are this turn's."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        live = f.op("LogicalNot", bool_, f.load(bool_, e.exited))
-        # where each running lane stands, WAIT_BIT if it waits: one value, equal in every lane
-        where = f.op("BitwiseOr", u32, f.load(u32, e.pc),
-                     f.op("Select", u32, f.load(bool_, e.waiting), e.k(WAIT_BIT), e.k(0)))
+        pc, live = f.load(u32, e.pc), f.op("LogicalNot", bool_, f.load(bool_, e.exited))
         low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
-                   f.op("Select", u32, live, where, e.k(NONE_KEY)))
-        high = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
-                    f.op("Select", u32, live, where, e.k(0)))
-        together = f.op("LogicalAnd", bool_, f.op("IEqual", bool_, low, high), f.op("INotEqual", bool_, low, e.k(NONE_KEY)))
+                   f.op("Select", u32, live, self._key(pc, f.load(bool_, e.waiting)), e.k(NONE_KEY)))
+        there = self._sg_ballot(f.op("LogicalAnd", bool_, live, f.op("IEqual", bool_, pc, low)))
+        movers = self._sg_ballot(f.op("LogicalAnd", bool_, live, self.active_now))
         onward = f.op("LogicalAnd", bool_, f.op("UGreaterThan", bool_, low, f.load(u32, self.last_pc)),
-                      f.op("IEqual", bool_, f.op("BitwiseAnd", u32, low, e.k(WAIT_BIT)), e.k(0)))
-        return f.op("LogicalAnd", bool_, f.load(bool_, self.tv.uniform), f.op("LogicalAnd", bool_, together, onward))
+                      f.op("ULessThan", bool_, low, e.k(YIELD_BIT)))
+        return f.op("LogicalAnd", bool_, onward, f.op("IEqual", bool_, there, movers))
+
+    def _alone(self, pc: int):
+        """Whether the next turn would take this turn's lanes, all standing at ``pc`` (past
+        this turn's blocks), and them alone: every other running lane of the warp stands
+        past it (so it offers a higher key and is not there). The other lanes do not move in
+        a turn, so where they stand is reduced once, at its start (``_others``); a lane
+        waiting behind the turn's pc lets it run on in ``_chains``, not inline."""
+        f, bool_, u32 = self.f, self.m.bool(), self.m.u32()
+        return f.op("ULessThan", bool_, self.e.k(pc), f.load(u32, self.others))
+
+    def _others(self, active) -> None:
+        """The lowest pc of the warp's running lanes outside this turn (NONE_KEY if none)."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        uniform = f.load(bool_, self.tv.uniform)
+        f.store(self.others, e.k(NONE_KEY))
+        with f.if_(f.op("LogicalNot", bool_, uniform)):     # a uniform turn has no other lane
+            other = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                         f.op("LogicalNot", bool_, active))
+            f.store(self.others, f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
+                                      f.op("Select", u32, other, f.load(u32, e.pc), e.k(NONE_KEY))))
 
     def _turn_participants(self, active):
         """The lanes of this warp at the chosen pc, where an instruction needs them."""
@@ -232,12 +259,15 @@ class TurnLoop:
         if self.free_after is not None:     # where the block's threads may go: its one destination, or any successor
             ahead = (next_pc,) if next_pc is not None else e.program.successors(block)
             f.store(self.free_after, self.m.const_bool(any(pc in self.quiet for pc in ahead)))
+        if next_pc is None:
+            self._follow(block, depth)
+            return
         if next_pc == EXITED:
             key = NONE_KEY
         elif next_pc in self.quiet:
-            self._run_quiet(block, self.quiet[next_pc])
+            self._run_quiet(block, self.quiet[next_pc], depth)
             return
-        elif next_pc is None or next_pc not in self.loud:
+        elif next_pc not in self.loud:
             return
         else:
             key = next_pc | (YIELD_BIT if next_pc <= block.pc else 0)
@@ -246,36 +276,64 @@ class TurnLoop:
         if next_pc != EXITED:
             self._chain(block, next_pc, depth)
 
+    def _follow(self, block, depth: int) -> None:
+        """A turn whose block branches one way or the other, where all its lanes fell through
+        to the block after it (the usual way: a loop's exit test that none of them passed),
+        runs on there as it would after a block with that one destination."""
+        ft = block.end_pc
+        if not self.per_warp or depth >= MAX_CHAIN or not self._inlinable(block) or \
+                ft not in self.e.program.successors(block) or not (ft in self.quiet or ft in self.loud):
+            return
+        e, f, m, bool_, tv = self.e, self.f, self.m, self.m.bool(), self.tv
+        m.capability("GroupNonUniformVote")
+        there = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                     f.op("IEqual", bool_, f.load(m.u32(), e.pc), e.k(ft)))
+        moved = f.op("LogicalOr", bool_, f.op("LogicalNot", bool_, self.active_now), there)
+        with f.if_(f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), moved)):
+            if ft in self.quiet:
+                self._run_quiet(block, self.quiet[ft], depth)
+                return
+            if self.free_after is not None:     # the turn's lanes all stand at a loud block
+                f.store(self.free_after, m.const_bool(False))
+            f.store(tv.skip_vote, f.load(bool_, tv.uniform))
+            f.store(tv.predicted, e.k(ft))
+            self._chain(block, ft, depth)
+
     def _chain(self, block, next_pc: int, depth: int) -> None:
-        """A uniform turn whose block sends every lane to one later loud block runs that block
-        next, in this turn (the next turn would take them all there: ``_chains``), inline in
-        the case: no trip round the turn loop, its switch and its free run. Up to MAX_CHAIN
-        blocks; not through a block that waits, opens or leaves a region, yields, meets at the
-        exchange site or has an ordering point."""
+        """A turn whose block sends all its lanes to one later loud block runs that block
+        next, in this turn, where the next turn would take just them there (``_alone``; then
+        ``_chains`` holds), inline in the case: no trip round the turn loop, its switch and
+        its free run. Up to MAX_CHAIN blocks; not through a block that waits, opens or leaves
+        a region, yields, meets at the exchange site or has an ordering point."""
         if not self.per_warp or depth >= MAX_CHAIN or next_pc <= block.pc:
             return
         nxt = self.loud[next_pc]
         if not (self._inlinable(block) and self._inlinable(nxt)):
             return
-        e, f, bool_ = self.e, self.f, self.m.bool()
-        with f.if_(f.load(bool_, self.tv.uniform)):
+        e, f = self.e, self.f
+        with f.if_(self._alone(next_pc)):
             f.store(self.last_pc, e.k(next_pc))
             f.store(self.tv.skip_vote, self.m.const_bool(False))
             self._predict(nxt, e.emit_block(nxt, self.active_now), depth + 1)
 
-    def _run_quiet(self, block, quiet) -> None:
-        """Where each warp takes its own turns, a uniform turn whose block sends every lane into
+    def _run_quiet(self, block, quiet, depth: int) -> None:
+        """Where each warp takes its own turns, a turn whose block sends all its lanes into
         one quiet block runs that block inline, for all of them, as their free run would (a
-        quiet block is the same run together or alone; a free run yields nothing), and the
-        free run follows only where that block leads into quiet ones again."""
+        quiet block is the same run together or alone; a free run yields nothing; the other
+        lanes stand at loud blocks), and the free run follows only where that block leads
+        into quiet ones again. Where it leads them to one loud block past ``block``, the turn
+        runs on there (``_chain``)."""
         if not self.per_warp or not self._inlinable(block):
             return
-        e, f, bool_ = self.e, self.f, self.m.bool()
-        with f.if_(f.load(bool_, self.tv.uniform)):
-            outcome = e.emit_block(quiet, self.active_now, free=True)
-            after = outcome.destination(e.const_value)
-            ahead = (after,) if after is not None else e.program.successors(quiet)
-            f.store(self.free_after, self.m.const_bool(any(pc in self.quiet for pc in ahead)))
+        e, f, bool_, tv = self.e, self.f, self.m.bool(), self.tv
+        outcome = e.emit_block(quiet, self.active_now, free=True)
+        after = outcome.destination(e.const_value)
+        ahead = (after,) if after is not None else e.program.successors(quiet)
+        f.store(self.free_after, self.m.const_bool(any(pc in self.quiet for pc in ahead)))
+        if after in self.loud and after > block.pc and self._inlinable(quiet):
+            f.store(tv.skip_vote, f.load(bool_, tv.uniform))
+            f.store(tv.predicted, e.k(after))
+            self._chain(block, after, depth + 1)
 
     def _inlinable(self, block) -> bool:
         return not (self.segments_block(block) or self.e.program.order.points_in(block) or

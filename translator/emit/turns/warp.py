@@ -48,7 +48,7 @@ class FreeWarp(NoWaits):
 
     def __init__(self, e):
         self.e = e
-        # where a warp is a subgroup its lanes converge at the lowest pc (Emitter._converged_step)
+        # where a warp is a subgroup its lanes converge at the lowest pc (translator.emit.free)
         self.converge = e.subgroups_are_warps
 
     def _refuse(self, x, *args):

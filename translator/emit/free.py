@@ -1,0 +1,72 @@
+"""Free mode's main loop: no collective, no barrier, nothing one thread waits for in another,
+so any order of the threads' steps is right (translator/README.md, "Free mode").
+
+Each thread loops over a ``switch`` on its own pc. Where a warp is a subgroup, its lanes
+also meet again where the listing rejoins them: a lane that reaches a block with a waiting
+instruction (BSYNC, WARPSYNC: nothing to wait for here) stops there, and once every lane of
+the subgroup has stopped or exited, the lanes at the lowest such pc run it together and go
+on. So lanes that leave a loop early wait at its BSYNC instead of running the epilogue alone,
+and between those meeting points a lane steps with no subgroup operation at all.
+"""
+from __future__ import annotations
+
+from .. import abi
+from ..ir.turnkey import NONE_KEY
+from ..spirv.enums import GroupOperation, Scope
+
+
+def emit_free_loop(e) -> None:
+    """The whole free-mode shader body of emitter ``e``: the loop, the LIVELOCK check, counters."""
+    f, u32, bool_ = e.f, e.m.u32(), e.m.bool()
+
+    def check():
+        return f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                    f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
+
+    joins = {pc: b for pc, b in e.reachable.items() if any(i.waits for i in b.insts)}
+    if getattr(e.warp, "converge", False) and joins:
+        e.emit_loop(check, lambda: _rejoining_step(e, joins))
+    else:
+        e.emit_loop(check, lambda: _step(e))
+    stuck = f.op("LogicalNot", bool_, f.load(bool_, e.exited))
+    e.record_status(e.k(abi.LIVELOCK), stuck, f.load(u32, e.pc))
+    e.add_counters(turns=None)
+
+
+def _step(e) -> None:
+    """One block of the thread's own pc."""
+    f, u32 = e.f, e.m.u32()
+    e.emit_switch(f.load(u32, e.pc), lambda pc: e.m.const_bool(True))
+    f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), e.k(1)))
+
+
+def _rejoining_step(e, joins) -> None:
+    """Every lane runs on alone up to a meeting block (or its exit, or the budget); then the
+    lanes at the lowest meeting pc of the subgroup run that block together."""
+    f, m, u32, bool_ = e.f, e.m, e.m.u32(), e.m.bool()
+    others = {pc: b for pc, b in e.reachable.items() if pc not in joins}
+    stop = f.local(bool_, None, m.const_bool(False))
+    f.store(stop, m.const_bool(False))
+
+    def running():
+        go = f.op("LogicalNot", bool_, f.op("LogicalOr", bool_, f.load(bool_, e.exited), f.load(bool_, stop)))
+        return f.op("LogicalAnd", bool_, go, f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
+
+    def alone():        # a meeting pc, or one that starts no block, stops the lane (see below)
+        e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=others,
+                      default=lambda: f.store(stop, m.const_bool(True)), free=True)
+        step = f.op("Select", u32, f.load(bool_, stop), e.k(0), e.k(1))
+        f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), step))
+
+    if others:
+        e.emit_loop(running, alone)
+    for cap in ("GroupNonUniform", "GroupNonUniformArithmetic"):
+        m.capability(cap)
+    pc, exited = f.load(u32, e.pc), f.load(bool_, e.exited)
+    low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
+               f.op("Select", u32, exited, e.k(NONE_KEY), pc))
+    here = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, exited), f.op("IEqual", bool_, pc, low))
+    # a lane the budget stopped inside a block of its own waits here (LIVELOCK after the loop);
+    # a pc that starts no block is BAD_PC (the switch's default)
+    e.emit_switch(low, lambda _pc: here, blocks=joins, skip=list(others))
+    f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), f.op("Select", u32, here, e.k(1), e.k(0))))
