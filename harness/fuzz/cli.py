@@ -17,6 +17,7 @@ also says where the CPU model and the chip differ.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -108,7 +109,13 @@ def main(args: argparse.Namespace) -> int:
     plan = campaign.Plan(args.seed, args.count, args.shard, args.knobs, Path(args.out) if args.out else None)
     say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     try:
-        built = reload_built(plan) if args.reuse else campaign.build(plan, args.jobs, say)
+        if args.reuse:      # the campaign is the one in the directory: its seed and count
+            built = reload_built(plan)
+            doc = json.loads((plan.directory() / "campaign.json").read_text())
+            plan = dataclasses.replace(plan, seed=doc["seed"], count=doc["count"], shard=tuple(doc.get("shard", plan.shard))
+                                       if plan.shard == (1, 1) else plan.shard)
+        else:
+            built = campaign.build(plan, args.jobs, say)
     except (KnobError, ToolMissing, OSError) as e:
         print(f"warpboard fuzz: {e}", file=sys.stderr)
         return 2

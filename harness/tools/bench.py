@@ -10,7 +10,9 @@ there), with Mesa's shader cache off. Each device runs in
 its own worker process, like the scoreboard; a worker translates every case before it
 dispatches any, so translation is timed on a quiet processor. Before any worker starts, the
 SASS parser is timed on a 100,000-line listing made of the cases' listings (``parse``).
-The interpreter counts the turns of two bench kernels both ways, over the workgroup and by
+On a device whose subgroups are 32 lanes the bench kernels also run in the ``subgroup-native``
+strategy (mode ``subgroup-native``: a warp is a subgroup, no turns): what emulating the loop
+body costs without taking turns, beside what the turns add. The interpreter counts the turns of two bench kernels both ways, over the workgroup and by
 each warp on its own with chains (``interpreter_turns``): the shader's counts on a device whose
 subgroups are warps are the per-warp ones (translator/README.md, "Per-warp turns").
 """
@@ -34,6 +36,7 @@ from ..case.model import BufferSpec, Case, Param, discover_cases, load_case
 from ..run import devices
 from ..run.dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
 from ..run.worker import Worker, cached_device, fresh_device
+from ..vk.probe import real_subgroup
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 if not BENCH_DIR.is_dir():          # an installed package: the checkout's bench/, from where it runs
@@ -44,6 +47,7 @@ TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wa
 # its trip counts differ by block and lane, and it takes a minute of Python)
 TURN_KERNELS = ("bench/bench_warp_trips", "bench/bench_plain_loop")
 PARSE_LINES = 100_000       # the size of the listing the parse rate is measured on
+NATIVE_MODE = "subgroup-native"     # a bench mode that is the subgroup-native strategy, not a turns mode
 
 
 def spread(values: list[float]) -> dict:
@@ -110,7 +114,10 @@ def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bo
     for mode in modes:
         translate_s[mode] = []
         for _ in range(repeat):
-            shaders[mode], seconds = translate_case(prep, mode, use_cache=False, warp_subgroups=warp_subgroups)
+            if mode == NATIVE_MODE:
+                shaders[mode], seconds = translate_case(prep, None, use_cache=False, strategy=NATIVE_MODE)
+            else:
+                shaders[mode], seconds = translate_case(prep, mode, use_cache=False, warp_subgroups=warp_subgroups)
             translate_s[mode].append(seconds)
     return prep, shaders, translate_s
 
@@ -135,6 +142,8 @@ def measure(device, case, modes: list[str | None], repeat: int, translated=None)
     rows = [_row(case, prep, shaders[mode], last[mode], translate_s[mode], pipeline[mode], dispatch[mode], gpu[mode])
             for mode in modes]
     for row, mode in zip(rows, modes):
+        if mode == NATIVE_MODE:
+            row["mode"] = NATIVE_MODE
         if stats[mode]:         # the driver's word on the compiled code (registers, spills...)
             row["driver_statistics"] = stats[mode]
     return rows
@@ -178,6 +187,8 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
             prep = prepare(case)
             if not prep.program.turns:
                 modes = ["free", "turns"]
+            if case.id.startswith("bench/") and (real_subgroup(device.info) or 1) % 32 == 0:
+                modes = [*modes, NATIVE_MODE]
             work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info, case.block), prep)))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))

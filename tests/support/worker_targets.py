@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run.engine import run_case, worker_run
@@ -104,14 +105,15 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
 
 
 def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = (),
-                           mode: str = "turns") -> tuple[int, list[str]]:
+                           mode: str = "turns", root: str | None = None) -> tuple[int, list[str]]:
     """The library's cases of ``mode`` (``patterns``), launched as one block
     of ``width`` threads (one block: what several would race for, atomics or a flag another
     block sets, comes out in the device's order) on the child's device 0, whose subgroups
     then are the warp: the
     shader's per-warp turns against the interpreter's. (cases compared, what disagreed: the
     outcome, the words (cases compared within a tolerance aside) or, where both ran to the end,
-    the turns). ``bench``: bench kernels to add, one block each."""
+    the turns). ``bench``: bench kernels to add, one block each; ``root``: another case folder
+    (a fuzz campaign's)."""
     import dataclasses
 
     from warpboard.harness.tools.bench import bench_cases
@@ -127,7 +129,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     device = cached_device(0)
     info = dataclasses.replace(device.info, probe=probe(device))
     compared, wrong = 0, []
-    cases = (discover_cases(CASES, patterns) if patterns != [] else []) + [c for c in bench_cases(1) if c.id in bench]
+    cases = (discover_cases(Path(root) if root else CASES, patterns) if patterns != [] else []) + [c for c in bench_cases(1) if c.id in bench]
     for case in cases:
         case = dataclasses.replace(case, block=(width, 1, 1), grid=(1, 1, 1))   # no other block to race
         prep = prepare(case)

@@ -268,8 +268,11 @@ def test_small_campaign_end_to_end(tmp_path, capsys):
     assert len(failing) == 8 - interp["counts"].get("PASS", 0)
     assert sorted(p.name for p in out.glob("fz*.toml")) == [f"fz{s}.toml" for s in sorted(range(5, 13), key=str)]
     assert "interp" in capsys.readouterr().out
-    # the same campaign again, from what was built
-    assert cli.run_argv(["--seed", "5", "--count", "8", "--out", str(out), "--reuse", "--no-interp"]) == 0
+    # the same campaign again, from what was built: its seed and count are the directory's
+    again = tmp_path / "again.json"
+    assert cli.run_argv(["--out", str(out), "--reuse", "--no-interp", "--json", str(again)]) == 0
+    doc = json.loads(again.read_text())
+    assert (doc["seed"], doc["count"], doc["programs"]) == (5, 8, 8)
 
 
 @pytest.mark.skipif(not toolchain.cuda_tools_present() or shutil.which("g++") is None, reason="needs nvcc, nvdisasm and g++")

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 from warpboard.harness.run import devices
-from warpboard.harness.tools.bench import native_ratios, summarise
+from warpboard.harness.tools.bench import NATIVE_MODE, bench_cases, native_ratios, summarise, translate_all
 
 from support.paths import ROOT
 
@@ -44,6 +44,14 @@ def test_native_times_of_this_run_replace_the_recorded_ones():
     assert list(ratios) == ["dev"]
     assert ratios["dev"]["bench_vote_loop (turns)"]["ratio"] == pytest.approx(30.0)
     assert ratios["dev"]["bench_vote_loop (turns)"]["native_source"] == "this run"
+
+
+def test_the_subgroup_native_bench_mode_is_that_strategy_beside_the_turns():
+    vote = next(c for c in bench_cases(1) if c.id == "bench/bench_vote_loop")
+    _, shaders, seconds = translate_all(vote, ["turns", NATIVE_MODE], 1, warp_subgroups=True)
+    assert shaders["turns"].mode == "turns" and shaders[NATIVE_MODE].mode == "native"
+    assert shaders["turns"].warp_subgroups and shaders[NATIVE_MODE].spirv != shaders["turns"].spirv
+    assert len(seconds[NATIVE_MODE]) == 1
 
 
 @pytest.mark.xdist_group("lavapipe-w8")

@@ -210,16 +210,28 @@ class TurnLoop:
         this turn's lanes, those still running, all stand at one pc past the turn's last
         block (a loud one: the free run took them there), and the next vote would pick just
         them there: the lowest key of the warp is that pc, with no bit, and the lanes at that
-        pc are this turn's."""
+        pc are this turn's. Where the next turn is known without a vote (a uniform turn whose
+        lanes all went one known way) that key is the prediction, and no reduction is needed."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        pc, live = f.load(u32, e.pc), f.op("LogicalNot", bool_, f.load(bool_, e.exited))
-        low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
-                   f.op("Select", u32, live, self._key(pc, f.load(bool_, e.waiting)), e.k(NONE_KEY)))
-        there = self._sg_ballot(f.op("LogicalAnd", bool_, live, f.op("IEqual", bool_, pc, low)))
-        movers = self._sg_ballot(f.op("LogicalAnd", bool_, live, self.active_now))
-        onward = f.op("LogicalAnd", bool_, f.op("UGreaterThan", bool_, low, f.load(u32, self.last_pc)),
-                      f.op("ULessThan", bool_, low, e.k(YIELD_BIT)))
-        return f.op("LogicalAnd", bool_, onward, f.op("IEqual", bool_, there, movers))
+        chains = f.local(bool_, None, self.m.const_bool(False))
+
+        def onward(low):
+            return f.op("LogicalAnd", bool_, f.op("UGreaterThan", bool_, low, f.load(u32, self.last_pc)),
+                        f.op("ULessThan", bool_, low, e.k(YIELD_BIT)))
+
+        def known():        # the next key is known: every running lane is the turn's, there
+            f.store(chains, onward(f.load(u32, self.tv.predicted)))
+
+        def reduced():
+            pc, live = f.load(u32, e.pc), f.op("LogicalNot", bool_, f.load(bool_, e.exited))
+            low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
+                       f.op("Select", u32, live, self._key(pc, f.load(bool_, e.waiting)), e.k(NONE_KEY)))
+            there = self._sg_ballot(f.op("LogicalAnd", bool_, live, f.op("IEqual", bool_, pc, low)))
+            movers = self._sg_ballot(f.op("LogicalAnd", bool_, live, self.active_now))
+            f.store(chains, f.op("LogicalAnd", bool_, onward(low), f.op("IEqual", bool_, there, movers)))
+
+        f.if_else(f.load(bool_, self.tv.skip_vote), known, reduced)
+        return f.load(bool_, chains)
 
     def _alone(self, pc: int):
         """Whether the next turn would take this turn's lanes, all standing at ``pc`` (past
@@ -277,19 +289,37 @@ class TurnLoop:
             self._chain(block, next_pc, depth)
 
     def _follow(self, block, depth: int) -> None:
-        """A turn whose block branches one way or the other, where all its lanes fell through
-        to the block after it (the usual way: a loop's exit test that none of them passed),
-        runs on there as it would after a block with that one destination."""
+        """A turn whose block branches one way or the other, where all its lanes went the same
+        way, goes on as after a block with that one destination: where they all fell through
+        to the block after it (the usual way: a loop's exit test that none of them passed) it
+        runs on there; where they all took a branch back to a loud block (the loop's next
+        pass) the next turn is known, with no vote. One subgroup vote per way."""
+        if not self.per_warp or not self._inlinable(block):
+            return
+        ways = self.e.program.successors(block)
         ft = block.end_pc
-        if not self.per_warp or depth >= MAX_CHAIN or not self._inlinable(block) or \
-                ft not in self.e.program.successors(block) or not (ft in self.quiet or ft in self.loud):
+        back = [pc for pc in ways if pc <= block.pc and pc in self.loud]
+        ahead = ft in ways and (ft in self.quiet or ft in self.loud) and depth < MAX_CHAIN
+        if len(ways) != 2 or not (back or ahead):
             return
         e, f, m, bool_, tv = self.e, self.f, self.m, self.m.bool(), self.tv
         m.capability("GroupNonUniformVote")
-        there = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
-                     f.op("IEqual", bool_, f.load(m.u32(), e.pc), e.k(ft)))
-        moved = f.op("LogicalOr", bool_, f.op("LogicalNot", bool_, self.active_now), there)
-        with f.if_(f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), moved)):
+
+        def all_went(pc):
+            there = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                         f.op("IEqual", bool_, f.load(m.u32(), e.pc), e.k(pc)))
+            moved = f.op("LogicalOr", bool_, f.op("LogicalNot", bool_, self.active_now), there)
+            return f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), moved)
+
+        if back:        # the vote would take the turn's lanes, yielded, at the loop's head
+            with f.if_(all_went(back[0])):
+                if self.free_after is not None:
+                    f.store(self.free_after, m.const_bool(False))
+                f.store(tv.skip_vote, f.load(bool_, tv.uniform))
+                f.store(tv.predicted, e.k(back[0] | YIELD_BIT))
+        if not ahead:
+            return
+        with f.if_(all_went(ft)):
             if ft in self.quiet:
                 self._run_quiet(block, self.quiet[ft], depth)
                 return
