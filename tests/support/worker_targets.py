@@ -105,7 +105,8 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
 
 
 def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = (),
-                           mode: str = "turns", root: str | None = None) -> tuple[int, list[str]]:
+                           mode: str = "turns", root: str | None = None,
+                           inline: int | None = None) -> tuple[int, list[str]]:
     """The library's cases of ``mode`` (``patterns``), launched as one block
     of ``width`` threads (one block: what several would race for, atomics or a flag another
     block sets, comes out in the device's order) on the child's device 0, whose subgroups
@@ -113,8 +114,13 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     shader's per-warp turns against the interpreter's. (cases compared, what disagreed: the
     outcome, the words (cases compared within a tolerance aside) or, where both ran to the end,
     the turns). ``bench``: bench kernels to add, one block each; ``root``: another case folder
-    (a fuzz campaign's)."""
+    (a fuzz campaign's); ``inline``: the instructions chains may copy into a shader (its
+    ``INLINE_FLOOR``, with no share over it), in this child only."""
     import dataclasses
+
+    if inline is not None:
+        from warpboard.translator.emit.turns import loop
+        loop.INLINE_FLOOR, loop.INLINE_SHARE = inline, 0.0
 
     from warpboard.harness.tools.bench import bench_cases
 

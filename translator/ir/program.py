@@ -169,6 +169,46 @@ class Program:
         """Where control may go after the block (a return: after every CALL)."""
         return _successors(block, [i.next_pc for i in self.insts if i.spec.flow == "call"])
 
+    @cached_property
+    def cyclic(self) -> frozenset[int]:
+        """The reachable blocks that lie on a cycle of the control flow (a loop's blocks):
+        those in a strongly connected component of more than one block, or that branch to
+        themselves (Tarjan's algorithm, without recursion)."""
+        graph = {pc: [s for s in self.successors(b) if s in self.blocks] for pc, b in self.reachable.items()}
+        index: dict[int, int] = {}
+        low: dict[int, int] = {}
+        stack, on_stack, found = [], set(), set()
+        for root in graph:
+            if root in index:
+                continue
+            index[root] = low[root] = len(index)
+            stack.append(root)
+            on_stack.add(root)
+            work = [(root, iter(graph[root]))]
+            while work:
+                pc, successors = work[-1]
+                nxt = next(successors, None)
+                if nxt is not None:
+                    if nxt not in index:
+                        index[nxt] = low[nxt] = len(index)
+                        stack.append(nxt)
+                        on_stack.add(nxt)
+                        work.append((nxt, iter(graph[nxt])))
+                    elif nxt in on_stack:
+                        low[pc] = min(low[pc], index[nxt])
+                    continue
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[pc])
+                if low[pc] == index[pc]:        # pc roots a component: pop it
+                    component = []
+                    while not component or component[-1] != pc:
+                        component.append(stack.pop())
+                        on_stack.discard(component[-1])
+                    if len(component) > 1 or pc in graph[pc]:
+                        found.update(component)
+        return frozenset(found)
+
 
 def _successors(block: Block, returns: list[int]) -> list[int]:
     last = block.insts[-1]

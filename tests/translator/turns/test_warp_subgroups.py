@@ -64,11 +64,12 @@ def test_a_block_whose_one_warp_fits_a_subgroup_has_its_warp_as_subgroup(monkeyp
 PER_WARP_CASES = ["vote/*", "shuffle/*", "match_redux/*", "truth/*", "branches/*", "warpsync_mem/*", "repro/*"]
 
 
-def _per_warp_on_lavapipe(patterns, minimum, bench=(), mode="turns"):
+def _per_warp_on_lavapipe(patterns, minimum, bench=(), mode="turns", inline=None):
     if not any(c.id.startswith("lavapipe") for c in devices.discover()):
         pytest.skip("no lavapipe device (install mesa-vulkan-drivers)")
     with Worker({"LP_NATIVE_VECTOR_WIDTH": "512"}, "lavapipe-w16") as worker:
-        reply = worker.call("support.worker_targets:per_warp_disagreements", 16, patterns, bench, mode, timeout_s=900)
+        reply = worker.call("support.worker_targets:per_warp_disagreements", 16, patterns, bench, mode, None, inline,
+                            timeout_s=900)
     assert reply.ok, reply.describe()
     compared, wrong = reply.value
     assert not wrong, "\n".join(wrong)
@@ -90,6 +91,15 @@ def test_chained_turns_of_the_bench_loops_agree_with_the_interpreter():
     its loop body in one turn (chains, inline in the shader), and both back ends count the
     same turns."""
     _per_warp_on_lavapipe([], 2, bench=("bench/bench_vote_loop", "bench/bench_warp_trips"))
+
+
+@pytest.mark.xdist_group("lavapipe-w16")
+def test_chains_the_shader_has_no_copy_of_run_on_by_the_turn_loop_and_count_the_same():
+    """With a budget of copies that runs out inside the bench loops' bodies (20
+    instructions), the chains that got no copy run on by a trip round the turn loop: the
+    words, the outcome and the turns are still the interpreter's."""
+    _per_warp_on_lavapipe(["vote/*", "branches/*"], 6, bench=("bench/bench_vote_loop", "bench/bench_warp_trips"),
+                          inline=20)
 
 
 @pytest.mark.xdist_group("lavapipe-w16")

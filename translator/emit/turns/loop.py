@@ -21,6 +21,8 @@ from ..outcome import EXITED, Outcome
 
 SLOTS = 3           # vote slots rotate over three, so one barrier per vote suffices
 MAX_CHAIN = 16      # blocks a turn runs inline after its own (TurnLoop._chain)
+INLINE_SHARE = 0.1      # the copies of chained blocks, in SASS instructions, over the listing's (TurnLoop._copy)
+INLINE_FLOOR = 256      # ... but this many at least
 
 
 @dataclass
@@ -68,6 +70,7 @@ class TurnLoop:
         self.free_after = f.local(bool_, "free_after", m.const_bool(True)) if self.quiet else None
         # whether a turn may run on into a later block inline (_chain)
         self.chaining = self.per_warp and any(self._inlinable(b) for b in self.loud.values())
+        self.inline_left = max(INLINE_FLOOR, int(INLINE_SHARE * len(e.program.insts)))
         if self.per_warp:       # chains: this turn runs on from the last; the pc of its last block
             self.chained = f.local(bool_, "chained", m.const_bool(False))
             self.last_pc = f.local(u32, "last_pc", e.k(0))
@@ -210,28 +213,16 @@ class TurnLoop:
         this turn's lanes, those still running, all stand at one pc past the turn's last
         block (a loud one: the free run took them there), and the next vote would pick just
         them there: the lowest key of the warp is that pc, with no bit, and the lanes at that
-        pc are this turn's. Where the next turn is known without a vote (a uniform turn whose
-        lanes all went one known way) that key is the prediction, and no reduction is needed."""
+        pc are this turn's."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        chains = f.local(bool_, None, self.m.const_bool(False))
-
-        def onward(low):
-            return f.op("LogicalAnd", bool_, f.op("UGreaterThan", bool_, low, f.load(u32, self.last_pc)),
-                        f.op("ULessThan", bool_, low, e.k(YIELD_BIT)))
-
-        def known():        # the next key is known: every running lane is the turn's, there
-            f.store(chains, onward(f.load(u32, self.tv.predicted)))
-
-        def reduced():
-            pc, live = f.load(u32, e.pc), f.op("LogicalNot", bool_, f.load(bool_, e.exited))
-            low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
-                       f.op("Select", u32, live, self._key(pc, f.load(bool_, e.waiting)), e.k(NONE_KEY)))
-            there = self._sg_ballot(f.op("LogicalAnd", bool_, live, f.op("IEqual", bool_, pc, low)))
-            movers = self._sg_ballot(f.op("LogicalAnd", bool_, live, self.active_now))
-            f.store(chains, f.op("LogicalAnd", bool_, onward(low), f.op("IEqual", bool_, there, movers)))
-
-        f.if_else(f.load(bool_, self.tv.skip_vote), known, reduced)
-        return f.load(bool_, chains)
+        pc, live = f.load(u32, e.pc), f.op("LogicalNot", bool_, f.load(bool_, e.exited))
+        low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
+                   f.op("Select", u32, live, self._key(pc, f.load(bool_, e.waiting)), e.k(NONE_KEY)))
+        there = self._sg_ballot(f.op("LogicalAnd", bool_, live, f.op("IEqual", bool_, pc, low)))
+        movers = self._sg_ballot(f.op("LogicalAnd", bool_, live, self.active_now))
+        onward = f.op("LogicalAnd", bool_, f.op("UGreaterThan", bool_, low, f.load(u32, self.last_pc)),
+                      f.op("ULessThan", bool_, low, e.k(YIELD_BIT)))
+        return f.op("LogicalAnd", bool_, onward, f.op("IEqual", bool_, there, movers))
 
     def _alone(self, pc: int):
         """Whether the next turn would take this turn's lanes, all standing at ``pc`` (past
@@ -289,37 +280,19 @@ class TurnLoop:
             self._chain(block, next_pc, depth)
 
     def _follow(self, block, depth: int) -> None:
-        """A turn whose block branches one way or the other, where all its lanes went the same
-        way, goes on as after a block with that one destination: where they all fell through
-        to the block after it (the usual way: a loop's exit test that none of them passed) it
-        runs on there; where they all took a branch back to a loud block (the loop's next
-        pass) the next turn is known, with no vote. One subgroup vote per way."""
-        if not self.per_warp or not self._inlinable(block):
-            return
-        ways = self.e.program.successors(block)
+        """A turn whose block branches one way or the other, where all its lanes fell through
+        to the block after it (the usual way: a loop's exit test that none of them passed),
+        runs on there as it would after a block with that one destination."""
         ft = block.end_pc
-        back = [pc for pc in ways if pc <= block.pc and pc in self.loud]
-        ahead = ft in ways and (ft in self.quiet or ft in self.loud) and depth < MAX_CHAIN
-        if len(ways) != 2 or not (back or ahead):
+        if not self.per_warp or depth >= MAX_CHAIN or not self._inlinable(block) or \
+                ft not in self.e.program.successors(block) or not (ft in self.quiet or ft in self.loud):
             return
         e, f, m, bool_, tv = self.e, self.f, self.m, self.m.bool(), self.tv
         m.capability("GroupNonUniformVote")
-
-        def all_went(pc):
-            there = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
-                         f.op("IEqual", bool_, f.load(m.u32(), e.pc), e.k(pc)))
-            moved = f.op("LogicalOr", bool_, f.op("LogicalNot", bool_, self.active_now), there)
-            return f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), moved)
-
-        if back:        # the vote would take the turn's lanes, yielded, at the loop's head
-            with f.if_(all_went(back[0])):
-                if self.free_after is not None:
-                    f.store(self.free_after, m.const_bool(False))
-                f.store(tv.skip_vote, f.load(bool_, tv.uniform))
-                f.store(tv.predicted, e.k(back[0] | YIELD_BIT))
-        if not ahead:
-            return
-        with f.if_(all_went(ft)):
+        there = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                     f.op("IEqual", bool_, f.load(m.u32(), e.pc), e.k(ft)))
+        moved = f.op("LogicalOr", bool_, f.op("LogicalNot", bool_, self.active_now), there)
+        with f.if_(f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), moved)):
             if ft in self.quiet:
                 self._run_quiet(block, self.quiet[ft], depth)
                 return
@@ -338,7 +311,7 @@ class TurnLoop:
         if not self.per_warp or depth >= MAX_CHAIN or next_pc <= block.pc:
             return
         nxt = self.loud[next_pc]
-        if not (self._inlinable(block) and self._inlinable(nxt)):
+        if not (self._inlinable(block) and self._inlinable(nxt)) or not self._copy(block, nxt):
             return
         e, f = self.e, self.f
         with f.if_(self._alone(next_pc)):
@@ -353,7 +326,7 @@ class TurnLoop:
         lanes stand at loud blocks), and the free run follows only where that block leads
         into quiet ones again. Where it leads them to one loud block past ``block``, the turn
         runs on there (``_chain``)."""
-        if not self.per_warp or not self._inlinable(block):
+        if not self.per_warp or not self._inlinable(block) or not self._copy(block, quiet):
             return
         e, f, bool_, tv = self.e, self.f, self.m.bool(), self.tv
         outcome = e.emit_block(quiet, self.active_now, free=True)
@@ -364,6 +337,20 @@ class TurnLoop:
             f.store(tv.skip_vote, f.load(bool_, tv.uniform))
             f.store(tv.predicted, e.k(after))
             self._chain(block, after, depth + 1)
+
+    def _copy(self, block, inline) -> bool:
+        """Whether ``inline`` may be copied into the case of ``block``, and if so, its share of
+        the shader's copies taken: both must lie on loops of the listing (Program.cyclic), where
+        a chain runs once per pass (elsewhere it would save one trip round the turn loop, once),
+        and the copies of all chains together hold at most ``INLINE_SHARE`` of the listing's
+        instructions (``INLINE_FLOOR`` at least): a block copied into the case of each block
+        that leads to it grows a large listing's shader with the square of its loops' length,
+        and the driver's compile time with it. A chain not copied runs on by the turn loop."""
+        cyclic = self.e.program.cyclic
+        if block.pc not in cyclic or inline.pc not in cyclic or len(inline.insts) > self.inline_left:
+            return False
+        self.inline_left -= len(inline.insts)
+        return True
 
     def _inlinable(self, block) -> bool:
         return not (self.segments_block(block) or self.e.program.order.points_in(block) or
