@@ -170,6 +170,7 @@ def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch, gpu) -> dic
     expected = case.provenance.get("checksum")
     if expected is not None:
         row["checksum_ok"] = row["checksum"] == expected
+        row["checksum_expected"] = expected
     return row
 
 
@@ -305,6 +306,7 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
                                  "per_1000_sass_instructions": 1000 * sum(t for _, t, _ in vs) / max(1, sum(n for _, _, n in vs))}
                              for d, vs in compile_s.items()},
         "over_native": native_ratios(rows, native),
+        "wrong_words": [f"{r['case']} ({r['mode']}) on {r['device']}" for r in wrong_words(rows)],
         "parse": parse and {"lines": parse["lines"], "seconds": parse["seconds"]["median"],
                             "lines_per_s": parse["lines_per_s"]},
         "targets": TARGETS,
@@ -358,12 +360,24 @@ def run(args: argparse.Namespace) -> int:
     Path(args.output).write_text(json.dumps(doc, indent=1))
     print(json.dumps(doc["summary"], indent=1, default=str)[:4000])
     for r in doc["rows"]:
-        if r["case"].startswith("bench/") and "error" not in r:
-            gpu = f" (device {r['gpu_s']['median'] * 1000:.2f} ms)" if r.get("gpu_s") else ""
-            print(f"{r['device']:14s} {r['case']:24s} {r['mode']:5s} dispatch {r['dispatch_s']['median'] * 1000:9.2f} ms{gpu}"
-                  f"  turns {r['turns']:8d}  barriers/instr {r['barriers_per_instruction']:.3f}"
-                  f"  checksum {'ok' if r.get('checksum_ok') else r.get('checksum_ok', 'n/a')}")
+        if not r["case"].startswith("bench/"):
+            continue
+        if "error" in r:
+            print(f"{r['device']:14s} {r['case']:24s} {r['mode']:5s} ERROR {r['error']}")
+            continue
+        gpu = f" (device {r['gpu_s']['median'] * 1000:.2f} ms)" if r.get("gpu_s") else ""
+        checksum = {True: "ok", False: "WRONG", None: "n/a"}[r.get("checksum_ok")]
+        print(f"{r['device']:14s} {r['case']:24s} {r['mode']:5s} dispatch {r['dispatch_s']['median'] * 1000:9.2f} ms{gpu}"
+              f"  turns {r['turns']:8d}  barriers/instr {r['barriers_per_instruction']:.3f}  checksum {checksum}")
+    for r in wrong_words(doc["rows"]):      # timed, but not the chip's words: said where it shows
+        print(f"warpboard bench: {r['case']} ({r['mode']}) on {r['device']}: the words' checksum is {r['checksum']}, "
+              f"the chip's {r['checksum_expected']} (bench/kernels.toml): its times are of wrong words", file=sys.stderr)
     return 0
+
+
+def wrong_words(rows: list[dict]) -> list[dict]:
+    """The rows of bench kernels whose words' checksum is not the one the chip gave."""
+    return [r for r in rows if r.get("checksum_ok") is False]
 
 
 __all__ = ["run", "add_arguments", "measure", "summarise", "bench_cases", "big_listing", "parse_rate"]

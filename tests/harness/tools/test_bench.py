@@ -37,6 +37,13 @@ def test_summary_ratios_and_rates():
     assert recorded["ratio"] == pytest.approx(3.0) and "recorded" in recorded["native_source"]
 
 
+def test_a_bench_kernel_whose_words_are_not_the_chips_is_named_in_the_summary():
+    rows = [_row("bench/bench_vote_loop", "turns", 9.0, checksum=5, checksum_ok=True, checksum_expected=5),
+            _row("bench/bench_vote_loop", "subgroup-native", 9.0, checksum=4, checksum_ok=False, checksum_expected=5),
+            _row("bench/bench_plain_loop", "free", 1.0, device="cpu")]        # shrunk grid: no checksum to hold
+    assert summarise(rows, {})["wrong_words"] == ["bench/bench_vote_loop (subgroup-native) on dev"]
+
+
 def test_native_times_of_this_run_replace_the_recorded_ones():
     rows = [_row("bench/bench_vote_loop", "turns", 9.0, native_h200_ms=0.18),
             _row("bench/bench_vote_loop", "turns", 9.0, device="cpu")]     # shrunk grid: no native figure
