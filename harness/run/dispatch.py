@@ -120,15 +120,16 @@ SHADER_FEATURES = frozenset({"shaderInt64", "shaderBufferInt64Atomics", "shaderM
 
 def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
                    use_cache: bool = True, warp_subgroups: bool = False,
-                   features: frozenset[str] | None = None, strategy: str = "turns") -> tuple[Shader, float]:
+                   features: frozenset[str] | None = None, strategy: str = "turns",
+                   tight_loops: bool = False) -> tuple[Shader, float]:
     """The case's shader (from the SPIR-V cache when it has it) and the seconds it took;
     ``features``: the device's (translator.translate: what the shader may use); ``strategy``:
-    one of translator.STRATEGIES."""
+    one of translator.STRATEGIES; ``tight_loops``: see :func:`tight_loops_allowed`."""
     start = time.perf_counter()
     case, program = prep.case, prep.program
     used = None if features is None else frozenset(features) & SHADER_FEATURES
     key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,
-                          subgroup_vote, warp_subgroups, used, strategy) if use_cache else None
+                          subgroup_vote, warp_subgroups, used, strategy, tight_loops) if use_cache else None
     spirv = cache.load_spirv(key) if key else None
     facts = cache.load_shader_facts(key) if spirv is not None else None
     if facts is not None:
@@ -137,12 +138,20 @@ def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool 
                         subgroup_size=facts["subgroup_size"])
     else:
         shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups,
-                           strategy=strategy, features=used)
+                           strategy=strategy, features=used, tight_loops=tight_loops)
         if key:
             cache.store_spirv(key, shader.spirv)
             cache.store_shader_facts(key, {"mode": shader.mode, "warp_subgroups": shader.warp_subgroups,
                                            "subgroup_size": shader.subgroup_size})
     return shader, time.perf_counter() - start
+
+
+def tight_loops_allowed(info) -> bool:
+    """Whether a block that branches to itself may loop in its own case of the shader
+    (translator.translate's ``tight_loops``): not on llvmpipe, which stops a shader's loops
+    after 65,535 iterations of all of them together and passes over every case of a switch,
+    masked, so each loop in a case would count on every step (translator.abi.DEFAULT_BUDGET)."""
+    return not (info.driver_name == "llvmpipe" or info.name.startswith("llvmpipe"))
 
 
 def warps_are_subgroups(info, block: tuple[int, int, int] | None = None) -> bool:

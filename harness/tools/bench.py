@@ -34,7 +34,7 @@ from warpboard.translator import clear_caches, parse_listing
 
 from ..case.model import BufferSpec, Case, Param, discover_cases, load_case
 from ..run import devices
-from ..run.dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
+from ..run.dispatch import prepare, run_interpreter, run_vulkan, tight_loops_allowed, translate_case, warps_are_subgroups
 from ..run.worker import Worker, cached_device, fresh_device
 from ..vk.probe import real_subgroup
 
@@ -106,18 +106,22 @@ def bench_cases(blocks: int | None, threads: int | None = None) -> list:
     return cases
 
 
-def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bool = False, prep=None):
+def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bool = False, prep=None,
+                  tight_loops: bool = False, features: frozenset[str] | None = None):
     """(prepared case, {mode: shader}, {mode: translation times}): each mode translated
-    ``repeat`` times, without the SPIR-V cache (``prep``: the case already prepared)."""
+    ``repeat`` times, without the SPIR-V cache (``prep``: the case already prepared;
+    ``warp_subgroups``, ``tight_loops``, ``features``: as the device allows, harness.run.dispatch)."""
     prep = prep or prepare(case)
     shaders, translate_s = {}, {}
     for mode in modes:
         translate_s[mode] = []
         for _ in range(repeat):
             if mode == NATIVE_MODE:
-                shaders[mode], seconds = translate_case(prep, None, use_cache=False, strategy=NATIVE_MODE)
+                shaders[mode], seconds = translate_case(prep, None, use_cache=False, strategy=NATIVE_MODE,
+                                                        features=features)
             else:
-                shaders[mode], seconds = translate_case(prep, mode, use_cache=False, warp_subgroups=warp_subgroups)
+                shaders[mode], seconds = translate_case(prep, mode, use_cache=False, warp_subgroups=warp_subgroups,
+                                                        tight_loops=tight_loops, features=features)
             translate_s[mode].append(seconds)
     return prep, shaders, translate_s
 
@@ -190,7 +194,8 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
                 modes = ["free", "turns"]
             if case.id.startswith("bench/") and (real_subgroup(device.info) or 1) % 32 == 0:
                 modes = [*modes, NATIVE_MODE]
-            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info, case.block), prep)))
+            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info, case.block), prep,
+                                                    tight_loops_allowed(device.info), frozenset(device.info.features))))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))
     def run(on, items, **extra):

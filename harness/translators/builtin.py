@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from warpboard.translator import UnsupportedInstruction
 
-from ..run.dispatch import translate_case, warps_are_subgroups
+from ..run.dispatch import tight_loops_allowed, translate_case, warps_are_subgroups
 from ..vk.probe import real_subgroup
 
 
@@ -17,7 +17,8 @@ class Builtin:
     def translate(self, prep, info, mode: str | None = None):
         features = frozenset(info.features)
         if self.name == "turns":
-            return translate_case(prep, mode, warp_subgroups=warps_are_subgroups(info, prep.launch.block), features=features)[0]
+            return translate_case(prep, mode, warp_subgroups=warps_are_subgroups(info, prep.launch.block),
+                                  features=features, tight_loops=tight_loops_allowed(info))[0]
         program = prep.program
         if program.collectives:
             real = real_subgroup(info)

@@ -65,7 +65,7 @@ class Emitter:
 
     def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
                  subgroup_vote: bool = True, warp_subgroups: bool = False, strategy: str = "turns",
-                 features: frozenset[str] | None = None):
+                 features: frozenset[str] | None = None, tight_loops: bool = False):
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown translation strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         self.program, self.block, self.shared_bytes = program.for_block(block), block, shared_bytes
@@ -78,6 +78,7 @@ class Emitter:
         self.nthreads = block[0] * block[1] * block[2]
         # the device features the shader may use (Vulkan feature names; None: all of them)
         self.features = features
+        self.tight_loops = tight_loops      # a block that loops on itself may loop in its case (_emit_tight)
         self.int64 = features is None or "shaderInt64" in features
         self.int64_atomics = self.int64 and (features is None or "shaderBufferInt64Atomics" in features)
         self.Ctx = SpirvCtx if self.int64 else PairCtx      # 64-bit values: native, or pairs of words
@@ -344,10 +345,12 @@ class Emitter:
                 f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
     def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None, free=False,
-                    after=None) -> None:
+                    after=None, alone=False) -> None:
         """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;
         any other pc runs ``default``, by default: it starts no block, BAD_PC. ``after(block,
-        outcome)`` emits code at the end of each block's case, for every thread."""
+        outcome)`` emits code at the end of each block's case, for every thread. ``alone``: each
+        thread steps on its own pc, so a block that branches to itself may loop in its case
+        (:meth:`_emit_tight`)."""
         f = self.f
         blocks = self.reachable if blocks is None else blocks
         labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
@@ -357,7 +360,8 @@ class Emitter:
         for pc, lab in labels.items():
             f.label(lab)
             if pc in blocks:
-                outcome = self.emit_block(blocks[pc], active_for(pc), free)
+                tight = alone and self.tight_loops and pc in self.program.successors(blocks[pc])
+                outcome = (self._emit_tight if tight else self.emit_block)(blocks[pc], active_for(pc), free)
                 if after is not None:
                     after(blocks[pc], outcome)
             f.op("Branch", None, merge)
@@ -370,6 +374,29 @@ class Emitter:
         f.op("Branch", None, merge)
         f.label(merge)
         self.failures.settle()
+
+    def _emit_tight(self, block: Block, active: int, free: bool) -> Outcome:
+        """A block that branches to itself, run in a loop of its own while the thread stays in it
+        (a tight loop): each trip counts as a step against the budget, as a trip through the
+        thread's switch does, and costs no dispatch. Not where a driver stops a shader's loops
+        after so many iterations of all of them together (``tight_loops`` off: lavapipe)."""
+        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
+        again = f.local(bool_, None, m.const_bool(True))
+        f.store(again, m.const_bool(True))
+        outcome = None
+
+        def trip():
+            nonlocal outcome
+            outcome = self.emit_block(block, active, free)
+            stay = f.op("IEqual", bool_, f.load(u32, self.pc), self.k(block.pc))
+            steps = f.load(u32, self.steps)
+            more = f.op("LogicalAnd", bool_, f.op("LogicalAnd", bool_, stay, active),
+                        f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, self.exited)),
+                             f.op("ULessThan", bool_, f.op("IAdd", u32, steps, self.k(1)), self.budget)))
+            f.store(self.steps, f.op("IAdd", u32, steps, f.op("Select", u32, more, self.k(1), self.k(0))))
+            f.store(again, more)
+        self.emit_loop(lambda: f.load(bool_, again), trip)
+        return outcome
 
     # ---------------------------------------------------------------- the whole shader
     def build(self) -> Shader:
@@ -439,7 +466,7 @@ def _needs_uniform_flow(block: Block) -> bool:
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
               mode: str | None = None, subgroup_vote: bool = True, warp_subgroups: bool = False,
-              strategy: str = "turns", features: frozenset[str] | None = None) -> Shader:
+              strategy: str = "turns", features: frozenset[str] | None = None, tight_loops: bool = False) -> Shader:
     """Translate a program for one block shape; ``mode`` forces "free" or "turns";
     ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic);
     ``warp_subgroups`` swaps collectives' values with subgroup operations instead of workgroup
@@ -447,12 +474,15 @@ def translate(program: Program, block: tuple[int, int, int], shared_bytes: int =
     shader checks, and reports NOT_WARPS where they are not); ``strategy`` names one of
     :data:`STRATEGIES`; ``features``: the Vulkan feature names the device has (None: all): without
     ``shaderInt64`` 64-bit values are pairs of words (:mod:`translator.emit.pairs`), and 64-bit
-    atomics, which need it and ``shaderBufferInt64Atomics``, are UNSUPPORTED."""
+    atomics, which need it and ``shaderBufferInt64Atomics``, are UNSUPPORTED; ``tight_loops``: a
+    block that branches to itself loops in its own case where threads step alone (for drivers
+    that do not stop a shader's loops after a shared count of iterations, as lavapipe does)."""
     program = program.for_block(block)
     if mode == "free" and program.turns:
         raise ValueError(f"{program.name} uses collectives or barriers, or its lanes share memory in "
                          "instruction order: it cannot run in free mode")
-    return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups, strategy, features).build()
+    return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups, strategy, features,
+                   tight_loops).build()
 
 
 __all__ = ["translate", "Shader", "Emitter", "STRATEGIES", "warp_subgroups_used"]

@@ -57,3 +57,5 @@ class Failures:
                         f.load(u32, v["fail_lo"]), f.load(u32, v["fail_hi"]))
         e.warp.on_exit(failed)
         f.store(v["failed"], e.m.const_bool(False))
+        for name in ("fail_code", "fail_pc", "fail_lo", "fail_hi"):     # dead across steps: no registers held
+            f.store(v[name], e.k(0))

@@ -36,7 +36,7 @@ def emit_free_loop(e) -> None:
 def _step(e) -> None:
     """One block of the thread's own pc."""
     f, u32 = e.f, e.m.u32()
-    e.emit_switch(f.load(u32, e.pc), lambda pc: e.m.const_bool(True))
+    e.emit_switch(f.load(u32, e.pc), lambda pc: e.m.const_bool(True), alone=True)
     f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), e.k(1)))
 
 
@@ -54,7 +54,7 @@ def _rejoining_step(e, joins) -> None:
 
     def alone():        # a meeting pc, or one that starts no block, stops the lane (see below)
         e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=others,
-                      default=lambda: f.store(stop, m.const_bool(True)), free=True)
+                      default=lambda: f.store(stop, m.const_bool(True)), free=True, alone=True)
         step = f.op("Select", u32, f.load(bool_, stop), e.k(0), e.k(1))
         f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), step))
 

@@ -371,7 +371,7 @@ class TurnLoop:
 
         def step():
             e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=quiet,
-                          default=lambda: f.store(stop, m.const_bool(True)), free=True)
+                          default=lambda: f.store(stop, m.const_bool(True)), free=True, alone=True)
             f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), e.k(1)))
 
         e.emit_loop(running, step)

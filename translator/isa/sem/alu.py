@@ -213,6 +213,13 @@ def shf(x: Ctx, i):
     d, lo, n, hi = i.ops[:4]
     bits = 64 if ("U64" in i.mods or "S64" in i.mods) else 32
     signed = "S64" in i.mods or "S32" in i.mods
+    k = (n.value & (bits - 1) if "W" in i.mods else n.value) if n.kind == "imm" and not (n.neg or n.inv) else -1
+    if 0 <= k < 32:     # a constant amount under 32: one word of the pair decides the result
+        # (SHF.R.U32.HI Rd, RZ, k, Rb is the compiler's 32-bit right shift): no 64-bit shift
+        if "L" in i.mods and "HI" not in i.mods:
+            return x.write(d, x.shl(x.read(lo), x.k32(k)))
+        if "L" not in i.mods and "HI" in i.mods:
+            return x.write(d, (x.sar if signed else x.shr)(x.read(hi), x.k32(k)))
     amount = x.read(n)
     amount = x.and_(amount, x.k32(bits - 1)) if "W" in i.mods else amount
     amount = x.sel(x.cmp("gt", amount, x.k32(bits), False), x.k32(bits), amount)
