@@ -106,7 +106,7 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
 
 def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = (),
                            mode: str = "turns", root: str | None = None,
-                           inline: int | None = None) -> tuple[int, list[str]]:
+                           inline: int | None = None, tight_loops: bool = True) -> tuple[int, list[str]]:
     """The library's cases of ``mode`` (``patterns``), launched as one block
     of ``width`` threads (one block: what several would race for, atomics or a flag another
     block sets, comes out in the device's order) on the child's device 0, whose subgroups
@@ -115,7 +115,9 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     outcome, the words (cases compared within a tolerance aside) or, where both ran to the end,
     the turns). ``bench``: bench kernels to add, one block each; ``root``: another case folder
     (a fuzz campaign's); ``inline``: the instructions chains may copy into a shader (its
-    ``INLINE_FLOOR``, with no share over it), in this child only."""
+    ``INLINE_FLOOR``, with no share over it), in this child only; ``tight_loops``: the shader
+    as a GPU gets it (self-loops in their own cases; these short programs stay far below
+    lavapipe's limit on a shader's loop iterations)."""
     import dataclasses
 
     if inline is not None:
@@ -144,7 +146,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
         if not warps_are_subgroups(info, case.block):
             return compared, [f"{case.id}: the device's subgroups are not the warp of {width} threads ({info.probe})"]
         cpu = run_interpreter(prep, per_warp=True)
-        shader, _ = translate_case(prep, None, use_cache=False, warp_subgroups=True)
+        shader, _ = translate_case(prep, None, use_cache=False, warp_subgroups=True, tight_loops=tight_loops)
         gpu = run_vulkan(device, prep, shader, timeout_s=120)
         exact = all(b.compare == "exact" for b in case.buffers)
         if cpu.outcome != gpu.outcome:

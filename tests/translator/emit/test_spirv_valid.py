@@ -54,8 +54,11 @@ def translate_and_validate(case) -> dict:
         prep = prepare(case)
         modes = ["turns"] + ([] if prep.program.turns else ["free"])
         shaders = {mode: translate_case(prep, mode)[0] for mode in modes}
-        # collectives through subgroup operations, for devices whose subgroups are warps
-        shaders["turns, warp subgroups"] = translate_case(prep, "turns", warp_subgroups=True)[0]
+        # as a GPU whose subgroups are warps gets them: collectives through subgroup operations,
+        # loops inside the cases of a switch
+        shaders["turns, warp subgroups"] = translate_case(prep, "turns", warp_subgroups=True, tight_loops=True)[0]
+        if "free" in modes:
+            shaders["free, tight loops"] = translate_case(prep, "free", tight_loops=True)[0]
     except UnsupportedInstruction as exc:
         return {"unsupported": str(exc)}
     modes = {mode: spirv_val(s.spirv) for mode, s in shaders.items()}
