@@ -28,6 +28,7 @@ from warpboard.translator import (
 from ..case.model import Case, CaseError
 from ..vk.probe import warps
 from . import cache
+from .devices import is_lavapipe
 from .results import Outcome
 
 INTERPRETER_OUTCOME = {Fault: Outcome.FAULT, Livelock: Outcome.LIVELOCK, BadPc: Outcome.BAD_PC}
@@ -151,7 +152,7 @@ def tight_loops_allowed(info) -> bool:
     (translator.translate's ``tight_loops``): not on llvmpipe, which stops a shader's loops
     after 65,535 iterations of all of them together and passes over every case of a switch,
     masked, so each loop in a case would count on every step (translator.abi.DEFAULT_BUDGET)."""
-    return not (info.driver_name == "llvmpipe" or info.name.startswith("llvmpipe"))
+    return not is_lavapipe(info)
 
 
 def warps_are_subgroups(info, block: tuple[int, int, int] | None = None) -> bool:
