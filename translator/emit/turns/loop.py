@@ -8,10 +8,11 @@ one pc (a *uniform* turn), and when the block's outcome fixes where they all go 
 conditional branch, exit, wait or YIELD), the next turn needs no vote: its key is known, and
 its participants are this turn's. Where each warp takes its own turns, such a next block that
 lies ahead is run inline, in the same turn (a *chain*: ``_chain``), and a turn that runs on
-from the last one is not counted (``_chains``).
+from the last one is not counted (``_vote_next``).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from ... import abi
@@ -23,6 +24,8 @@ SLOTS = 3           # vote slots rotate over three, so one barrier per vote suff
 MAX_CHAIN = 16      # blocks a turn runs inline after its own (TurnLoop._chain)
 INLINE_SHARE = 0.1      # the copies of chained blocks, in SASS instructions, over the listing's (TurnLoop._copy)
 INLINE_FLOOR = 256      # ... but this many at least
+WHOLE_SHARE = 0.1       # the blocks copied for whole-warp turns, in SASS instructions, over the listing's
+WHOLE_FLOOR = 256       # ... but this many at least (TurnLoop._hot)
 
 
 @dataclass
@@ -75,6 +78,9 @@ class TurnLoop:
             self.chained = f.local(bool_, "chained", m.const_bool(False))
             self.last_pc = f.local(u32, "last_pc", e.k(0))
             self.others = f.local(u32, "others", e.k(NONE_KEY))
+            # the warp's next vote, taken where the last turn ended (_end_turn)
+            self.next_key = f.local(u32, "next_key", e.k(NONE_KEY))
+            self.next_uniform = f.local(bool_, "next_uniform", m.const_bool(False))
         return tv
 
     # ---------------------------------------------------------------- choosing the turn
@@ -108,19 +114,15 @@ class TurnLoop:
     def _vote_turn(self) -> None:
         """Every thread offers its key; the lowest wins, the highest says whether it is uniform."""
         e, f, u32, bool_, tv = self.e, self.f, self.m.u32(), self.m.bool(), self.tv
-        pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
-        mine = self._key(pc, waiting)
         n = f.load(u32, tv.votes)
         f.store(tv.known, self.m.const_bool(False))
-        if self.per_warp:       # the warp's own vote: a subgroup reduction, no barrier
-            low = f.op("Select", u32, exited, e.k(NONE_KEY), mine)
-            high = f.op("Select", u32, exited, e.k(0), mine)
-            chosen = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce, low)
-            top = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce, high)
-            f.store(tv.chosen, chosen)
-            f.store(tv.uniform, f.op("IEqual", bool_, chosen, top))
-            f.store(tv.votes, f.op("IAdd", u32, n, e.k(1)))
+        f.store(tv.votes, f.op("IAdd", u32, n, e.k(1)))
+        if self.per_warp:       # the warp's own vote, taken where its last turn ended
+            f.store(tv.chosen, f.load(u32, self.next_key))
+            f.store(tv.uniform, f.load(bool_, self.next_uniform))
             return
+        pc, exited, waiting = f.load(u32, e.pc), f.load(bool_, e.exited), f.load(bool_, e.waiting)
+        mine = self._key(pc, waiting)
         slot = f.op("UMod", u32, n, e.k(SLOTS))
         if self.needs_mask and not e.warp_subgroups:
             self._publish_pc(n, pc, exited)
@@ -133,7 +135,6 @@ class TurnLoop:
             stale = f.op("UMod", u32, f.op("IAdd", u32, n, e.k(SLOTS - 1)), e.k(SLOTS))
             self.st("vote", stale, e.k(NONE_KEY))
             self.st("top", stale, e.k(0))
-        f.store(tv.votes, f.op("IAdd", u32, n, e.k(1)))
 
     def _key(self, pc, waiting):
         """This thread's key (ir.turnkey): its pc, WAIT_BIT if it waits, YIELD_BIT if it yielded."""
@@ -183,13 +184,59 @@ class TurnLoop:
             f.store(self.last_pc, cpc)
             if self.chaining:
                 self._others(active)
-        e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+        if self.per_warp:
+            self._whole_or_masked(cpc, active)
+        else:
+            e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
         self.apply_leaves()
         if self.exchange_site:        # the block stopped at an exchange: swap, then it goes on
             f.if_else(f.op("INotEqual", bool_, f.load(u32, self.phase), e.k(0)), self.emit_exchange_site,
                       self._end_turn)
         else:
             self._end_turn()
+
+    def _whole_or_masked(self, cpc, active) -> None:
+        """Where each warp takes its own turns: when every lane of the warp runs the turn (the
+        usual case in a loop all its lanes go round), the block and its chains run for all of
+        them, with no mask on any write and no test of who else is there; otherwise masked.
+        Only where the driver branches round code no lane runs (``tight_loops``: not on
+        llvmpipe, which would run both copies), and only for the blocks of the innermost loops
+        (``_hot``)."""
+        e, f, m, bool_ = self.e, self.f, self.m, self.m.bool()
+        hot = self._hot() if e.tight_loops else {}
+        if not hot:
+            e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+            return
+        m.capability("GroupNonUniformVote")
+        whole = f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), active)
+        masked = f.local(bool_, None, m.const_bool(True))
+        f.store(masked, f.op("LogicalNot", bool_, whole))
+        true = m.const_bool(True)
+        with f.if_(whole):
+            self.active_now = true
+            e.emit_switch(cpc, lambda _pc: true, blocks=hot, after=self._predict,
+                          default=lambda: f.store(masked, true))
+        self.active_now = active
+        with f.if_(f.load(bool_, masked)):
+            e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+
+    def _hot(self) -> dict:
+        """The loud blocks that get a whole-warp copy: those on the listing's loops
+        (``Program.cyclic``; elsewhere a block runs once or so and its copy would only grow
+        the shader), innermost loops first (a loop is a backward branch's span of the listing,
+        as nvcc lays loops out), up to ``WHOLE_SHARE`` of the listing's instructions
+        (``WHOLE_FLOOR`` at least): the driver's compile time grows with the shader."""
+        program = self.e.program
+        spans = [(b.insts[-1].pc, s) for b in self.loud.values() for s in program.successors(b) if s <= b.pc]
+        span = {pc: min((end - head for end, head in spans if head <= pc <= end), default=None)
+                for pc in self.loud if pc in program.cyclic}
+        left = max(WHOLE_FLOOR, int(WHOLE_SHARE * len(program.insts)))
+        hot = {}
+        for pc in sorted((pc for pc in span if span[pc] is not None), key=lambda pc: (span[pc], pc)):
+            if len(self.loud[pc].insts) <= left:
+                left -= len(self.loud[pc].insts)
+                hot[pc] = self.loud[pc]
+        return hot
 
     def _end_turn(self) -> None:
         """Threads the block sent into quiet blocks run them; the turn is counted. At the start
@@ -205,32 +252,45 @@ class TurnLoop:
         step = self.e.k(1)
         if self.per_warp:       # a turn that runs on from the last one is not counted
             step = f.op("Select", u32, f.load(self.m.bool(), self.chained), self.e.k(0), step)
-            f.store(self.chained, self._chains())
+            f.store(self.chained, self._vote_next())
         f.store(self.turn, f.op("IAdd", u32, f.load(u32, self.turn), step))
 
-    def _chains(self):
-        """Whether the warp's next turn runs on in this one (the interpreter's ``chains``):
-        this turn's lanes, those still running, all stand at one pc past the turn's last
-        block (a loud one: the free run took them there), and the next vote would pick just
-        them there: the lowest key of the warp is that pc, with no bit, and the lanes at that
-        pc are this turn's."""
+    def _vote_next(self):
+        """Where each warp takes its own turns, the warp's next vote, taken as this turn ends
+        (nothing moves before the next one starts): the lowest key of its running lanes and
+        whether the highest is the same (``next_key``, ``next_uniform``). Returns whether the
+        next turn runs on in this one (the interpreter's ``chains``): this turn's lanes, those
+        still running, all stand at one pc past the turn's last block (a loud one: the free
+        run took them there), that pc is the lowest key, with no bit, and the running lanes
+        at it are just this turn's."""
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         pc, live = f.load(u32, e.pc), f.op("LogicalNot", bool_, f.load(bool_, e.exited))
+        mine = self._key(pc, f.load(bool_, e.waiting))
         low = f.op("GroupNonUniformUMin", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
-                   f.op("Select", u32, live, self._key(pc, f.load(bool_, e.waiting)), e.k(NONE_KEY)))
-        there = self._sg_ballot(f.op("LogicalAnd", bool_, live, f.op("IEqual", bool_, pc, low)))
-        movers = self._sg_ballot(f.op("LogicalAnd", bool_, live, self.active_now))
+                   f.op("Select", u32, live, mine, e.k(NONE_KEY)))
+        high = f.op("GroupNonUniformUMax", u32, e.k(Scope.Subgroup), GroupOperation.Reduce,
+                    f.op("Select", u32, live, mine, e.k(0)))
+        f.store(self.next_key, low)
+        f.store(self.next_uniform, f.op("IEqual", bool_, low, high))
+        # the running lanes at the lowest pc are the turn's: each is there exactly if it moved
+        same = f.op("LogicalEqual", bool_, f.op("IEqual", bool_, pc, low), self.active_now)
+        self.m.capability("GroupNonUniformVote")
+        just_movers = f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup),
+                           f.op("LogicalOr", bool_, f.op("LogicalNot", bool_, live), same))
         onward = f.op("LogicalAnd", bool_, f.op("UGreaterThan", bool_, low, f.load(u32, self.last_pc)),
                       f.op("ULessThan", bool_, low, e.k(YIELD_BIT)))
-        return f.op("LogicalAnd", bool_, onward, f.op("IEqual", bool_, there, movers))
+        return f.op("LogicalAnd", bool_, onward, just_movers)
 
     def _alone(self, pc: int):
         """Whether the next turn would take this turn's lanes, all standing at ``pc`` (past
         this turn's blocks), and them alone: every other running lane of the warp stands
         past it (so it offers a higher key and is not there). The other lanes do not move in
         a turn, so where they stand is reduced once, at its start (``_others``); a lane
-        waiting behind the turn's pc lets it run on in ``_chains``, not inline."""
+        waiting behind the turn's pc lets it run on in ``_vote_next``, not inline. None (no test)
+        where the whole warp runs the turn: there is no other lane."""
         f, bool_, u32 = self.f, self.m.bool(), self.m.u32()
+        if self.e.const_value.get(self.active_now) is True:     # the whole warp runs the turn
+            return None
         return f.op("ULessThan", bool_, self.e.k(pc), f.load(u32, self.others))
 
     def _others(self, active) -> None:
@@ -305,7 +365,7 @@ class TurnLoop:
     def _chain(self, block, next_pc: int, depth: int) -> None:
         """A turn whose block sends all its lanes to one later loud block runs that block
         next, in this turn, where the next turn would take just them there (``_alone``; then
-        ``_chains`` holds), inline in the case: no trip round the turn loop, its switch and
+        ``_vote_next`` holds), inline in the case: no trip round the turn loop, its switch and
         its free run. Up to MAX_CHAIN blocks; not through a block that waits, opens or leaves
         a region, yields, meets at the exchange site or has an ordering point."""
         if not self.per_warp or depth >= MAX_CHAIN or next_pc <= block.pc:
@@ -314,7 +374,8 @@ class TurnLoop:
         if not (self._inlinable(block) and self._inlinable(nxt)) or not self._copy(block, nxt):
             return
         e, f = self.e, self.f
-        with f.if_(self._alone(next_pc)):
+        alone = self._alone(next_pc)
+        with f.if_(alone) if alone is not None else nullcontext():
             f.store(self.last_pc, e.k(next_pc))
             f.store(self.tv.skip_vote, self.m.const_bool(False))
             self._predict(nxt, e.emit_block(nxt, self.active_now), depth + 1)
