@@ -1,6 +1,7 @@
 """The `turns` strategy (translator/README.md, "The turn rule"): collective-free programs run
 free, every other in turns over the workgroup; warp state (warp), the turn loop (loop), waiting
-instructions (waits), the exchange site (exchange) and the collectives (collectives)."""
+instructions (waits), the exchange site (exchange), the collectives (collectives) and
+whole-warp turns (whole)."""
 from .warp import FreeWarp, TurnsWarp
 
 

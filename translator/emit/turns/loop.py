@@ -24,8 +24,6 @@ SLOTS = 3           # vote slots rotate over three, so one barrier per vote suff
 MAX_CHAIN = 16      # blocks a turn runs inline after its own (TurnLoop._chain)
 INLINE_SHARE = 0.1      # the copies of chained blocks, in SASS instructions, over the listing's (TurnLoop._copy)
 INLINE_FLOOR = 256      # ... but this many at least
-WHOLE_SHARE = 0.1       # the blocks copied for whole-warp turns, in SASS instructions, over the listing's
-WHOLE_FLOOR = 256       # ... but this many at least (TurnLoop._hot)
 
 
 @dataclass
@@ -194,49 +192,6 @@ class TurnLoop:
                       self._end_turn)
         else:
             self._end_turn()
-
-    def _whole_or_masked(self, cpc, active) -> None:
-        """Where each warp takes its own turns: when every lane of the warp runs the turn (the
-        usual case in a loop all its lanes go round), the block and its chains run for all of
-        them, with no mask on any write and no test of who else is there; otherwise masked.
-        Only where the driver branches round code no lane runs (``tight_loops``: not on
-        llvmpipe, which would run both copies), and only for the blocks of the innermost loops
-        (``_hot``)."""
-        e, f, m, bool_ = self.e, self.f, self.m, self.m.bool()
-        hot = self._hot() if e.tight_loops else {}
-        if not hot:
-            e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
-            return
-        m.capability("GroupNonUniformVote")
-        whole = f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), active)
-        masked = f.local(bool_, None, m.const_bool(True))
-        f.store(masked, f.op("LogicalNot", bool_, whole))
-        true = m.const_bool(True)
-        with f.if_(whole):
-            self.active_now = true
-            e.emit_switch(cpc, lambda _pc: true, blocks=hot, after=self._predict,
-                          default=lambda: f.store(masked, true))
-        self.active_now = active
-        with f.if_(f.load(bool_, masked)):
-            e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
-
-    def _hot(self) -> dict:
-        """The loud blocks that get a whole-warp copy: those on the listing's loops
-        (``Program.cyclic``; elsewhere a block runs once or so and its copy would only grow
-        the shader), innermost loops first (a loop is a backward branch's span of the listing,
-        as nvcc lays loops out), up to ``WHOLE_SHARE`` of the listing's instructions
-        (``WHOLE_FLOOR`` at least): the driver's compile time grows with the shader."""
-        program = self.e.program
-        spans = [(b.insts[-1].pc, s) for b in self.loud.values() for s in program.successors(b) if s <= b.pc]
-        span = {pc: min((end - head for end, head in spans if head <= pc <= end), default=None)
-                for pc in self.loud if pc in program.cyclic}
-        left = max(WHOLE_FLOOR, int(WHOLE_SHARE * len(program.insts)))
-        hot = {}
-        for pc in sorted((pc for pc in span if span[pc] is not None), key=lambda pc: (span[pc], pc)):
-            if len(self.loud[pc].insts) <= left:
-                left -= len(self.loud[pc].insts)
-                hot[pc] = self.loud[pc]
-        return hot
 
     def _end_turn(self) -> None:
         """Threads the block sent into quiet blocks run them; the turn is counted. At the start

@@ -18,6 +18,7 @@ from .collectives import Collectives
 from .exchange import WORDS, SharedExchange
 from .loop import TurnLoop
 from .waits import BAR_FIELDS, Waits
+from .whole import WholeWarp
 
 
 def state_uses(insts) -> set[str]:
@@ -61,7 +62,7 @@ class FreeWarp(NoWaits):
                                      f"before '{inst.text}': that needs turns mode", inst.opcode)
 
 
-class TurnsWarp(Collectives, SharedExchange, Waits, TurnLoop):
+class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
     """Turns mode's warp operations and turn loop, over bookkeeping in workgroup memory."""
     state_uses = staticmethod(state_uses)
 
