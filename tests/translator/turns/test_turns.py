@@ -45,13 +45,18 @@ def test_a_kernel_that_never_ends_is_livelock_naming_pcs_and_threads(vulkan_devi
         assert "step budget of 2000" in result.message and "pc" in result.message and "thread" in result.message
 
 
-def test_both_back_ends_take_the_same_turns(vulkan_device):
+SHARDS = 4     # the library's cases in shards, each its own xdist group, so both workers share them
+
+
+@pytest.mark.parametrize("shard", [pytest.param(k, marks=pytest.mark.xdist_group(f"turns-shard-{k}"))
+                                   for k in range(SHARDS)])
+def test_both_back_ends_take_the_same_turns(vulkan_device, shard):
     """The emitter and the interpreter implement one schedule: every turns-mode case of the
     library takes exactly as many turns on both (and passes on both). A case tagged
     ``inter-block`` spins on another block's progress, so how many turns it takes depends on
     when the device runs each block: it must pass, but its turns are its own."""
     checked = 0
-    for case in discover_cases(CASES):
+    for case in discover_cases(CASES)[shard::SHARDS]:
         cpu = run_case(case, "interp")
         if cpu.mode != "turns" or cpu.status is not Status.PASS:
             continue
@@ -61,7 +66,7 @@ def test_both_back_ends_take_the_same_turns(vulkan_device):
             continue
         assert gpu.turns == cpu.turns, f"{case.id}: {gpu.turns} turns on Vulkan, {cpu.turns} in the interpreter"
         checked += 1
-    assert checked >= 60
+    assert checked >= 60 // SHARDS
 
 
 def _opcodes(spirv: bytes):
