@@ -185,13 +185,17 @@ class TurnLoop:
         if self.per_warp:
             self._whole_or_masked(cpc, active)
         else:
-            e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+            self._masked_switch(cpc, active)
         self.apply_leaves()
         if self.exchange_site:        # the block stopped at an exchange: swap, then it goes on
             f.if_else(f.op("INotEqual", bool_, f.load(u32, self.phase), e.k(0)), self.emit_exchange_site,
                       self._end_turn)
         else:
             self._end_turn()
+
+    def _masked_switch(self, cpc, active) -> None:
+        """The chosen block's case for the lanes ``active`` (every write masked), its chains after it."""
+        self.e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
 
     def _end_turn(self) -> None:
         """Threads the block sent into quiet blocks run them; the turn is counted. At the start

@@ -23,7 +23,7 @@ class WholeWarp:
         e, f, m, bool_ = self.e, self.f, self.m, self.m.bool()
         hot = self._hot() if e.tight_loops else {}
         if not hot:
-            e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+            self._masked_switch(cpc, active)
             return
         m.capability("GroupNonUniformVote")
         whole = f.op("GroupNonUniformAll", bool_, e.k(Scope.Subgroup), active)
@@ -36,7 +36,7 @@ class WholeWarp:
                           default=lambda: f.store(masked, true))
         self.active_now, self.inline_left = active, chain_budget
         with f.if_(f.load(bool_, masked)):
-            e.emit_switch(cpc, lambda _pc: active, blocks=self.loud, skip=list(self.quiet), after=self._predict)
+            self._masked_switch(cpc, active)
 
     def _hot(self) -> dict:
         """The loud blocks that get a whole-warp copy: those on the listing's loops
