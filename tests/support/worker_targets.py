@@ -106,7 +106,8 @@ def scripted_cell(case_path, root, index, device_id, options, translator=None) -
 
 def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = (),
                            mode: str = "turns", root: str | None = None,
-                           inline: int | None = None, tight_loops: bool = True) -> tuple[int, list[str]]:
+                           inline: int | None = None, tight_loops: bool = True,
+                           max_words: int | None = None) -> tuple[int, list[str]]:
     """The library's cases of ``mode`` (``patterns``), launched as one block
     of ``width`` threads (one block: what several would race for, atomics or a flag another
     block sets, comes out in the device's order) on the child's device 0, whose subgroups
@@ -117,7 +118,8 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     (a fuzz campaign's); ``inline``: the instructions chains may copy into a shader (its
     ``INLINE_FLOOR``, with no share over it), in this child only; ``tight_loops``: the shader
     as a GPU gets it (self-loops in their own cases; these short programs stay far below
-    lavapipe's limit on a shader's loop iterations)."""
+    lavapipe's limit on a shader's loop iterations); ``max_words``: leave out the cases whose
+    shader is larger (lavapipe compiles a 300 K-word per-warp shader for minutes)."""
     import dataclasses
 
     if inline is not None:
@@ -147,6 +149,8 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
             return compared, [f"{case.id}: the device's subgroups are not the warp of {width} threads ({info.probe})"]
         cpu = run_interpreter(prep, per_warp=True)
         shader, _ = translate_case(prep, None, use_cache=False, warp_subgroups=True, tight_loops=tight_loops)
+        if max_words is not None and len(shader.spirv) // 4 > max_words:
+            continue
         gpu = run_vulkan(device, prep, shader, timeout_s=120)
         exact = all(b.compare == "exact" for b in case.buffers)
         if cpu.outcome != gpu.outcome:
