@@ -147,10 +147,10 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
             continue
         if not warps_are_subgroups(info, case.block):
             return compared, [f"{case.id}: the device's subgroups are not the warp of {width} threads ({info.probe})"]
-        cpu = run_interpreter(prep, per_warp=True)
         shader, _ = translate_case(prep, None, use_cache=False, warp_subgroups=True, tight_loops=tight_loops)
         if max_words is not None and len(shader.spirv) // 4 > max_words:
             continue
+        cpu = run_interpreter(prep, per_warp=True)
         gpu = run_vulkan(device, prep, shader, timeout_s=120)
         exact = all(b.compare == "exact" for b in case.buffers)
         if cpu.outcome != gpu.outcome:
