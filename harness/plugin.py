@@ -9,7 +9,8 @@ options all start with ``--wb-``, so they cannot clash with another project's, a
 Each case file becomes one item per device configuration (and one for the CPU reference
 interpreter), named ``cases/vote/x.toml::lavapipe-w8``. Items of a device carry the
 ``xdist_group`` mark of that device (registered here), so ``-n auto --dist loadgroup`` keeps
-a device's items in one worker process, which keeps that device open. Statuses map to pytest
+a device's items in one worker process, which keeps that device open (on pytest 9.2 too:
+``harness/xdist_groups.py``). Statuses map to pytest
 outcomes: PASS passes, XFAIL xfails, UNSUPPORTED and PENDING skip (reported at the case
 file), everything else fails with the engine's message
 (``thread 17 (warp 0 lane 17) out[17]: expected 0x5, got 0x7``).
@@ -25,6 +26,7 @@ from .case.model import CaseError, load_case
 from .run import devices, engine
 from .run.results import Status, apply_expectation
 from .run.worker import Worker
+from .xdist_groups import keep_groups
 
 INI_ROOT = "warpboard_cases"
 _STATE: dict = {}
@@ -77,6 +79,11 @@ def _expectations(config):
         path = config.getoption("wb_expectations") or (str(default) if default.is_file() else None)
         _STATE["expectations"] = load_expectations(path) if path else None
     return _STATE["expectations"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    keep_groups(config, [item for item in items if isinstance(item, CaseItem)])
 
 
 def pytest_collect_file(parent, file_path: Path):

@@ -12,6 +12,9 @@ fixture.
   skips, saying why, where this machine has no such device.
 - ``results``, ``baseline``, ``result_rows``: scoreboard documents for the report tests.
 - ``pytester`` (pytest's own plugin): runs the warpboard plugin in-process.
+
+The suite's ``xdist_group`` marks hold under ``--dist loadgroup`` on pytest 9.2 too
+(``harness/xdist_groups.py``).
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ import pytest
 from warpboard.harness.case.model import BufferSpec, Case, Param, load_case
 from warpboard.harness.case.toml_text import toml_table, toml_value
 from warpboard.harness.run import devices
+from warpboard.harness.xdist_groups import keep_groups
 from warpboard.harness.run.dispatch import (
     prepare,
     run_interpreter,
@@ -124,6 +128,11 @@ class CaseBuilder:
         """Write a case from ``parts`` (as ``write``) and load it."""
         self.write(case_id, **parts)
         return self.load(case_id)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    keep_groups(config, items)
 
 
 @pytest.fixture

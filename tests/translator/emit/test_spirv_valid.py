@@ -20,6 +20,8 @@ from support.paths import ROOT
 
 TARGET_ENV = "vulkan1.1"
 MIN_VALIDATED = 16          # modules; the 17 shipped cases gave 19 (16 turns, 3 free) when written
+# the module's tests share one translation of every case (``results``): on one worker, so it is made once
+pytestmark = pytest.mark.xdist_group("spirv-valid")
 
 
 def _discover() -> tuple[list, list[str]]:
