@@ -35,7 +35,7 @@ import pytest
 from warpboard.harness.case.model import BufferSpec, Case, Param, load_case
 from warpboard.harness.case.toml_text import toml_table, toml_value
 from warpboard.harness.run import devices
-from warpboard.harness.xdist_groups import keep_groups
+from warpboard.harness.xdist_groups import group_of, keep_groups
 from warpboard.harness.run.dispatch import (
     prepare,
     run_interpreter,
@@ -132,6 +132,9 @@ class CaseBuilder:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
+    """Grouped items first (the groups are the suite's long runs on one device: started
+    first, they do not leave a worker idle at the end), then each group kept on one worker."""
+    items.sort(key=lambda item: group_of(item) is None)
     keep_groups(config, items)
 
 
