@@ -345,12 +345,12 @@ class Emitter:
                 f.store(self.yielded, f.op("LogicalOr", bool_, f.load(bool_, self.yielded), back))
 
     def emit_switch(self, selector: int, active_for, blocks=None, skip=(), default=None, free=False,
-                    after=None, alone=False) -> None:
+                    after=None, alone=False, case=None) -> None:
         """``switch (selector)`` over ``blocks`` (default: all); pcs in ``skip`` do nothing;
         any other pc runs ``default``, by default: it starts no block, BAD_PC. ``after(block,
         outcome)`` emits code at the end of each block's case, for every thread. ``alone``: each
         thread steps on its own pc, so a block that branches to itself may loop in its case
-        (:meth:`_emit_tight`)."""
+        (:meth:`_emit_tight`). ``case(block)``: emits each block's case instead."""
         f = self.f
         blocks = self.reachable if blocks is None else blocks
         labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
@@ -359,7 +359,9 @@ class Emitter:
         f.op("Switch", None, selector, other, *[w for pc, lab in labels.items() for w in (pc, lab)])
         for pc, lab in labels.items():
             f.label(lab)
-            if pc in blocks:
+            if pc in blocks and case is not None:
+                case(blocks[pc])
+            elif pc in blocks:
                 tight = alone and self.tight_loops and pc in self.program.successors(blocks[pc])
                 outcome = (self._emit_tight if tight else self.emit_block)(blocks[pc], active_for(pc), free)
                 if after is not None:

@@ -1,7 +1,6 @@
 """Whole-warp copies (translator/emit/turns/whole.py): which blocks get one, within what budget,
-and only on the shaders GPUs get (tight loops). That they give the words and the turns of the
-masked copy is checked on lavapipe-w16 (test_warp_subgroups: the bench loops and the library,
-translated as for a GPU)."""
+and only on the shaders GPUs get (tight loops). That they run as the turn loop would, turn for
+turn, is checked on lavapipe-w16 (test_warp_subgroups: the bench loops and the library)."""
 import pytest
 
 from warpboard.translator.emit.emitter import translate
@@ -17,13 +16,12 @@ def _whole_cases(monkeypatch, kernel, tight_loops, floor=whole.WHOLE_FLOOR):
     monkeypatch.setattr(whole, "WHOLE_FLOOR", floor)
     monkeypatch.setattr(whole, "WHOLE_SHARE", 0.0)
     cases = []
-    real = whole.WholeWarp._hot
+    real = whole.WholeWarp._whole_case
 
-    def spy(self):
-        hot = real(self)
-        cases.extend(hot.values())
-        return hot
-    monkeypatch.setattr(whole.WholeWarp, "_hot", spy)
+    def spy(self, block):
+        cases.append(block)
+        return real(self, block)
+    monkeypatch.setattr(whole.WholeWarp, "_whole_case", spy)
     program = load_program(LISTING, kernel, "x")
     translate(program, (256, 1, 1), mode="turns", warp_subgroups=True, tight_loops=tight_loops)
     return program, cases
