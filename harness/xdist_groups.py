@@ -18,12 +18,11 @@ def group_of(item) -> str | None:
     return "_".join(sorted(names)) or None
 
 
-def keep_groups(config, items) -> int:
+def keep_groups(config, items) -> None:
     """Give each grouped item of an xdist worker run with ``--dist loadgroup`` the node id
-    ``ID@GROUP`` that xdist's scheduler reads; returns how many ids it changed."""
+    ``ID@GROUP`` that xdist's scheduler reads."""
     if not getattr(config.option, "loadgroup", False):
-        return 0
-    changed = 0
+        return
     for item in items:
         group = group_of(item)
         if group is None or item.nodeid.endswith(f"@{group}"):
@@ -33,5 +32,3 @@ def keep_groups(config, items) -> int:
             item._id = type(item._id).parse(new)
         else:
             item._nodeid = new
-        changed += 1
-    return changed

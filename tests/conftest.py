@@ -35,7 +35,6 @@ import pytest
 from warpboard.harness.case.model import BufferSpec, Case, Param, load_case
 from warpboard.harness.case.toml_text import toml_table, toml_value
 from warpboard.harness.run import devices
-from warpboard.harness.xdist_groups import group_of, keep_groups
 from warpboard.harness.run.dispatch import (
     prepare,
     run_interpreter,
@@ -43,6 +42,7 @@ from warpboard.harness.run.dispatch import (
     translate_case,
 )
 from warpboard.harness.run.results import RESULTS_VERSION, CaseResult, Mismatch, Status
+from warpboard.harness.xdist_groups import group_of, keep_groups
 
 from support.listing_kit import listing
 
