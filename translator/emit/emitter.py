@@ -250,7 +250,7 @@ class Emitter:
         self.warp.on_exit(cond)
 
     # ---------------------------------------------------------------- blocks
-    def emit_block(self, block: Block, active: int, free: bool = False) -> Outcome:
+    def emit_block(self, block: Block, active: int, free: bool = False, counted: bool = True) -> Outcome:
         """The code of one basic block; ``active`` says which threads it moves; a thread
         running quiet blocks on its own (``free``) does not yield when it loops back.
 
@@ -258,13 +258,15 @@ class Emitter:
         (:mod:`translator.ir.order`) needs no barrier, so it runs inside ``if (active)`` and
         writes registers without masks; the others run straight through for every thread
         (barriers stay in uniform control flow).
+        ``counted``: the block adds its length to the thread's instruction counter (a tight loop
+        counts its passes once it leaves).
         Returns where the block's threads go next."""
         if self.const_value.get(active) is True or _needs_uniform_flow(block) or self.program.order.points_in(block):
-            return self._emit_body(block, active, free)
+            return self._emit_body(block, active, free, counted)
         with self.f.if_(active):
-            return self._emit_body(block, self.m.const_bool(True), free)
+            return self._emit_body(block, self.m.const_bool(True), free, counted)
 
-    def _emit_body(self, block: Block, active: int, free: bool) -> Outcome:
+    def _emit_body(self, block: Block, active: int, free: bool, counted: bool = True) -> Outcome:
         """The block's instructions, each ordering point's barrier before its instruction,
         then the thread's next pc. Where the block goes next is
         an SSA value that branches and waiting instructions replace; a block that neither
@@ -275,7 +277,8 @@ class Emitter:
         segmented = warp.segments_block(block)
         if segmented:
             warp.open_segments()
-        self._count_executed(len(block.insts), active)
+        if counted:
+            self._count_executed(self.k(len(block.insts)), active)
         points = self.program.order.points_in(block)
         self._clock_base = self._advance_clock(block, active)
         if segmented and self._clock_base is not None:
@@ -323,9 +326,9 @@ class Emitter:
             f.store(self.clock, f.op("IAdd", u32, before, step))
         return before
 
-    def _count_executed(self, n: int, active: int) -> None:
+    def _count_executed(self, count: int, active: int) -> None:
+        """The ``active`` thread's instruction counter goes up by ``count`` (an SSA value)."""
         f, u32 = self.f, self.m.u32()
-        count = self.k(n)
         if self.const_value.get(active) is not True:
             count = f.op("Select", u32, active, count, self.k(0))
         f.store(self.executed, f.op("IAdd", u32, f.load(u32, self.executed), count))
@@ -379,25 +382,31 @@ class Emitter:
 
     def _emit_tight(self, block: Block, active: int, free: bool) -> Outcome:
         """A block that branches to itself, run in a loop of its own while the thread stays in it
-        (a tight loop): each trip counts as a step against the budget, as a trip through the
-        thread's switch does, and costs no dispatch. Not where a driver stops a shader's loops
-        after so many iterations of all of them together (``tight_loops`` off: lavapipe)."""
+        (a tight loop): each pass after the first is a step against the budget, as a trip through
+        the switch is, with no dispatch. Not where a driver stops a shader's loops after so many
+        iterations of all of them together (``tight_loops`` off: lavapipe). The step counter is
+        the loop's only counter (the instructions are counted once, from the passes)."""
         f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
         again = f.local(bool_, None, m.const_bool(True))
         f.store(again, m.const_bool(True))
+        first = f.load(u32, self.steps)
         outcome = None
 
         def trip():
             nonlocal outcome
-            outcome = self.emit_block(block, active, free)
+            outcome = self.emit_block(block, active, free, counted=False)
             stay = f.op("IEqual", bool_, f.load(u32, self.pc), self.k(block.pc))
-            steps = f.load(u32, self.steps)
+            steps = f.op("IAdd", u32, f.load(u32, self.steps), self.k(1))
             more = f.op("LogicalAnd", bool_, f.op("LogicalAnd", bool_, stay, active),
                         f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, self.exited)),
-                             f.op("ULessThan", bool_, f.op("IAdd", u32, steps, self.k(1)), self.budget)))
-            f.store(self.steps, f.op("IAdd", u32, steps, f.op("Select", u32, more, self.k(1), self.k(0))))
+                             f.op("ULessThan", bool_, steps, self.budget)))
+            f.store(self.steps, steps)
             f.store(again, more)
         self.emit_loop(lambda: f.load(bool_, again), trip)
+        end = f.load(u32, self.steps)
+        f.store(self.steps, f.op("ISub", u32, end, self.k(1)))
+        passes = f.op("ISub", u32, end, first)
+        self._count_executed(f.op("IMul", u32, passes, self.k(len(block.insts))), active)
         return outcome
 
     # ---------------------------------------------------------------- the whole shader
