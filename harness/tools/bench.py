@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import re
 import statistics
 import struct
@@ -34,6 +35,7 @@ from warpboard.translator import clear_caches, parse_listing
 
 from ..case.model import BufferSpec, Case, Param, discover_cases, load_case
 from ..run import devices
+from . import bench_targets
 from ..run.dispatch import prepare, run_interpreter, run_vulkan, tight_loops_allowed, translate_case, warps_are_subgroups
 from ..run.worker import Worker, cached_device, fresh_device
 from ..vk.probe import real_subgroup
@@ -159,6 +161,7 @@ def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch, gpu) -> dic
     c = raw.counters
     per_thread = c["instructions"] / threads
     row = {"case": case.id, "mode": shader.mode, "outcome": raw.outcome, "blocks": case.num_blocks,
+           "warps": case.num_blocks * math.ceil(threads / case.num_blocks / 32),
            "sass_instructions": len(prep.program.insts), "translate_s": spread(translate_s),
            "pipeline_s": pipeline_s, "first_dispatch_s": dispatch[0], "dispatch_s": spread(dispatch[1:]),
            # drivers that compile at the first dispatch (lavapipe's LLVM) spend it there
@@ -361,6 +364,7 @@ def run(args: argparse.Namespace) -> int:
         doc["native"] = native
     doc["summary"] = summarise(doc["rows"], walls, native, doc["parse"])
     doc["summary"]["interpreter_turns"] = interpreter_turns()    # the turn rule's counts, without a device
+    doc["summary"]["checks"] = bench_targets.checks(doc["rows"], doc["summary"])
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(doc, indent=1))
     print(json.dumps(doc["summary"], indent=1, default=str)[:4000])

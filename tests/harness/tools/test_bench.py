@@ -5,6 +5,7 @@ import sys
 
 import pytest
 from warpboard.harness.run import devices
+from warpboard.harness.tools import bench_targets
 from warpboard.harness.tools.bench import NATIVE_MODE, bench_cases, native_ratios, summarise, translate_all
 
 from support.paths import ROOT
@@ -42,6 +43,32 @@ def test_a_bench_kernel_whose_words_are_not_the_chips_is_named_in_the_summary():
             _row("bench/bench_vote_loop", "subgroup-native", 9.0, checksum=4, checksum_ok=False, checksum_expected=5),
             _row("bench/bench_plain_loop", "free", 1.0, device="cpu")]        # shrunk grid: no checksum to hold
     assert summarise(rows, {})["wrong_words"] == ["bench/bench_vote_loop (subgroup-native) on dev"]
+
+
+def test_each_target_holds_its_figure_and_says_whether_it_is_met():
+    rows = [_row("bench/bench_vote_loop", "turns", 0.6, native_h200_ms=0.2, warps=16, barriers=16),
+            _row("bench/bench_plain_loop", "free", 0.33, native_h200_ms=0.25),
+            _row("bench/bench_plain_loop", "turns", 0.3, native_h200_ms=0.25),
+            _row("basic/a", "free", 1.0), _row("basic/a", "turns", 2.0),
+            _row("bench/bench_plain_loop", "free", 0.33, after_library=True),
+            _row("bench/bench_plain_loop", "turns", 0.45, after_library=True),
+            _row("basic/a", "free", 1.0, device="cpu"), _row("basic/a", "turns", 0.9, device="cpu")]
+    s = summarise(rows, {}, {"bench_vote_loop_ms": 0.2, "bench_plain_loop_ms": 0.25})
+    s["interpreter_turns"] = {"bench/bench_warp_trips": {"per_warp_over_workgroup_warp_turns": 0.07}}
+    dev, cpu = (bench_targets.checks(rows, s)[d] for d in ("dev", "cpu"))
+    vote = dev["vote_loop_over_native"]
+    assert vote["value"] == pytest.approx(3.0) and vote["met"] and vote["stretch_met"] is False
+    plain = dev["plain_loop_over_native"]       # the slower mode: free, 0.33 ms over 0.25
+    assert plain["value"] == pytest.approx(1.32) and plain["where"] == "bench_plain_loop (free)" and plain["met"]
+    free = dev["free_over_turns"]               # the plain loop's free mode is the slower: not met
+    assert free["value"] == pytest.approx(1.1) and free["where"] == "bench/bench_plain_loop" and free["met"] is False
+    after = dev["after_library_over_alone"]
+    assert after["value"] == pytest.approx(1.5) and after["met"] is False
+    assert dev["vote_loop_barriers_per_warp"]["value"] == 1.0 and dev["vote_loop_barriers_per_warp"]["met"]
+    assert dev["warp_trips_per_warp_over_workgroup_turns"]["met"]
+    # a device with no bench kernel at its full grid: nothing to say of those targets
+    assert cpu["vote_loop_over_native"]["met"] is None and cpu["after_library_over_alone"]["value"] is None
+    assert cpu["free_over_turns"]["value"] == pytest.approx(1 / 0.9) and cpu["free_over_turns"]["met"] is False
 
 
 def test_native_times_of_this_run_replace_the_recorded_ones():
@@ -95,3 +122,6 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     trips = s["interpreter_turns"]["bench/bench_warp_trips"]
     assert trips["per_warp_turns"] == 2048 // 4 + 128 // 4 and trips["same_words"]
     assert trips["per_warp_over_workgroup_warp_turns"] <= s["targets"]["per_warp_over_workgroup_warp_turns"]
+    checks = s["checks"]["lavapipe-w8"]
+    assert checks["free_over_turns"]["value"] == max(1 / r for r in s["turns_over_free"]["lavapipe-w8"]["cases"].values())
+    assert checks["vote_loop_barriers_per_warp"]["value"] is not None

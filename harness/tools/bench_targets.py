@@ -1,0 +1,69 @@
+"""The targets a ``warpboard bench`` run is held to, each with the run's figure and whether
+it meets it (``summary["checks"]``, per device). A figure the run did not measure (no full
+grid, no run after the library, no collective-free case) is ``None`` and so is ``met``.
+
+- ``vote_loop_over_native``: ``bench_vote_loop`` in turns over native CUDA (stretch: 2);
+- ``plain_loop_over_native``: ``bench_plain_loop``, the slower of free mode and turns;
+- ``free_over_turns``: free mode's time over that in turns, the largest over the
+  collective-free cases: free mode is no slower than taking turns;
+- ``after_library_over_alone``: a bench kernel run after the library on the same VkDevice
+  over its time alone, the largest;
+- ``vote_loop_barriers_per_warp``: workgroup barriers ``bench_vote_loop`` passes, per warp:
+  the set-up's one, as the kernel has no BAR;
+- ``warp_trips_per_warp_over_workgroup_turns``: ``bench_warp_trips``, whose warps run different
+  trip counts: the interpreter's turns when each warp takes its own over the workgroup's turns
+  times its warps.
+"""
+from __future__ import annotations
+
+LIMITS = {"vote_loop_over_native": 4.0, "plain_loop_over_native": 1.5, "free_over_turns": 1.0,
+          "after_library_over_alone": 1.25, "vote_loop_barriers_per_warp": 1.0,
+          "warp_trips_per_warp_over_workgroup_turns": 0.25}
+STRETCH = {"vote_loop_over_native": 2.0}
+
+
+def _check(name: str, value: float | None, where: str | None = None) -> dict:
+    limit = LIMITS[name]
+    out = {"value": value, "limit": limit, "met": None if value is None else value <= limit}
+    if name in STRETCH:
+        out["stretch"] = STRETCH[name]
+        out["stretch_met"] = None if value is None else value <= STRETCH[name]
+    if where:
+        out["where"] = where
+    return out
+
+
+def _largest(found: dict[str, float]) -> tuple[float | None, str | None]:
+    if not found:
+        return None, None
+    where = max(found, key=found.get)
+    return found[where], where
+
+
+def checks(rows: list[dict], summary: dict) -> dict:
+    """Per device: each target's figure from this run, its limit and whether it is met."""
+    out = {}
+    devices = sorted({r["device"] for r in rows})
+    trips = (summary.get("interpreter_turns") or {}).get("bench/bench_warp_trips")
+    warp_turns = trips and trips["per_warp_over_workgroup_warp_turns"]
+    for device in devices:
+        native = summary.get("over_native", {}).get(device, {})
+        vote = native.get("bench_vote_loop (turns)")
+        plain = _largest({k: v["ratio"] for k, v in native.items() if k.startswith("bench_plain_loop (")
+                          and not k.endswith("(subgroup-native)")})
+        free = _largest({case: 1 / ratio for case, ratio in
+                         summary.get("turns_over_free", {}).get(device, {}).get("cases", {}).items()})
+        after = _largest({k: v["ratio"] for k, v in summary.get("after_library", {}).get(device, {}).items()
+                          if not k.endswith("(subgroup-native)")})
+        vote_rows = [r for r in rows if r["device"] == device and r["case"] == "bench/bench_vote_loop"
+                     and r["mode"] == "turns" and "error" not in r and not r.get("after_library") and r.get("warps")]
+        barriers = vote_rows[0]["barriers"] / vote_rows[0]["warps"] if vote_rows else None
+        out[device] = {
+            "vote_loop_over_native": _check("vote_loop_over_native", vote and vote["ratio"]),
+            "plain_loop_over_native": _check("plain_loop_over_native", *plain),
+            "free_over_turns": _check("free_over_turns", *free),
+            "after_library_over_alone": _check("after_library_over_alone", *after),
+            "vote_loop_barriers_per_warp": _check("vote_loop_barriers_per_warp", barriers),
+            "warp_trips_per_warp_over_workgroup_turns": _check("warp_trips_per_warp_over_workgroup_turns", warp_turns),
+        }
+    return out
