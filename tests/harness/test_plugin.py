@@ -4,6 +4,7 @@ a pytest outcome (PASS passes, XFAIL xfails, UNSUPPORTED skips, the rest fail wi
 engine's message). ``--device none`` keeps the runs to the CPU reference interpreter."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -143,3 +144,17 @@ def test_the_ini_key_turns_it_on_for_its_root_only(pytester, make_case):
 def test_the_xdist_group_marker_is_registered(pytester):
     result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.xdist_group(name):*"])
+
+
+def test_a_devices_items_stay_on_one_worker_under_xdist(pytester, make_case):
+    """``-n 2 --dist loadgroup``: the items of a device are one group, so one worker runs them
+    all (harness/xdist_groups.py; without it xdist hands them out to both workers)."""
+    for k in range(8):
+        make_case.copy("truth/loop_ballot", f"truth/copy{k}",
+                       edit=lambda text, k=k: text.replace('name = "loop_ballot"', f'name = "copy{k}"'))
+    result = pytester.runpytest_subprocess("cases", "--wb-cases", "cases", "--wb-device", "none", "-n", "2",
+                                           "--dist", "loadgroup", "-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=8)
+    ran = {item: worker for worker, item in re.findall(r"\[(gw\d+)\].*PASSED (\S+)", result.stdout.str())}
+    assert len(ran) == 8, ran
+    assert len(set(ran.values())) == 1, ran
