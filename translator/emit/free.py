@@ -7,6 +7,11 @@ instruction (BSYNC, WARPSYNC: nothing to wait for here) stops there, and once ev
 the subgroup has stopped or exited, the lanes at the lowest such pc run it together and go
 on. So lanes that leave a loop early wait at its BSYNC instead of running the epilogue alone,
 and between those meeting points a lane steps with no subgroup operation at all.
+
+Where the driver runs every case of a switch its lanes take, masked (lavapipe: no
+``tight_loops``), the quiet blocks get a switch of their own: a thread runs them in an inner
+loop and leaves it only for one of the others (``_split_step``), so the steps in quiet blocks,
+nearly all of them, pay for the quiet cases alone.
 """
 from __future__ import annotations
 
@@ -24,8 +29,11 @@ def emit_free_loop(e) -> None:
                     f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
 
     joins = {pc: b for pc, b in e.reachable.items() if any(i.waits for i in b.insts)}
+    loud = {pc: b for pc, b in e.reachable.items() if not e.program.quiet(b)}
     if getattr(e.warp, "converge", False) and joins:
         e.emit_loop(check, lambda: _rejoining_step(e, joins))
+    elif not e.tight_loops and loud and len(loud) < len(e.reachable):
+        e.emit_loop(check, lambda: _split_step(e, loud))
     else:
         e.emit_loop(check, lambda: _step(e))
     stuck = f.op("LogicalNot", bool_, f.load(bool_, e.exited))
@@ -40,11 +48,11 @@ def _step(e) -> None:
     f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), e.k(1)))
 
 
-def _rejoining_step(e, joins) -> None:
-    """Every lane runs on alone up to a meeting block (or its exit, or the budget); then the
-    lanes at the lowest meeting pc of the subgroup run that block together."""
+def _run_within(e, blocks) -> None:
+    """The thread runs the ``blocks`` it stands in, one step each, until it stands at a pc
+    outside them (one that starts no block too: the caller's switch says BAD_PC), exits, or
+    spends the budget."""
     f, m, u32, bool_ = e.f, e.m, e.m.u32(), e.m.bool()
-    others = {pc: b for pc, b in e.reachable.items() if pc not in joins}
     stop = f.local(bool_, None, m.const_bool(False))
     f.store(stop, m.const_bool(False))
 
@@ -52,14 +60,33 @@ def _rejoining_step(e, joins) -> None:
         go = f.op("LogicalNot", bool_, f.op("LogicalOr", bool_, f.load(bool_, e.exited), f.load(bool_, stop)))
         return f.op("LogicalAnd", bool_, go, f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
 
-    def alone():        # a meeting pc, or one that starts no block, stops the lane (see below)
-        e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=others,
+    def step():
+        e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=blocks,
                       default=lambda: f.store(stop, m.const_bool(True)), free=True, alone=True)
-        step = f.op("Select", u32, f.load(bool_, stop), e.k(0), e.k(1))
-        f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), step))
+        f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), f.op("Select", u32, f.load(bool_, stop), e.k(0), e.k(1))))
 
-    if others:
-        e.emit_loop(running, alone)
+    e.emit_loop(running, step)
+
+
+def _split_step(e, loud) -> None:
+    """The thread runs its quiet blocks in a loop of their own, then one other block."""
+    f, m, u32, bool_ = e.f, e.m, e.m.u32(), e.m.bool()
+    quiet = {pc: b for pc, b in e.reachable.items() if pc not in loud}
+    _run_within(e, quiet)
+    live = f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
+    with f.if_(live):
+        e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=loud, skip=list(quiet), alone=True)
+        f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), e.k(1)))
+
+
+def _rejoining_step(e, joins) -> None:
+    """Every lane runs on alone up to a meeting block (or its exit, or the budget); then the
+    lanes at the lowest meeting pc of the subgroup run that block together."""
+    f, m, u32, bool_ = e.f, e.m, e.m.u32(), e.m.bool()
+    others = {pc: b for pc, b in e.reachable.items() if pc not in joins}
+    if others:      # a meeting pc, or one that starts no block, stops the lane (see below)
+        _run_within(e, others)
     for cap in ("GroupNonUniform", "GroupNonUniformArithmetic"):
         m.capability(cap)
     pc, exited = f.load(u32, e.pc), f.load(bool_, e.exited)
