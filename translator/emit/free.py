@@ -63,7 +63,8 @@ def _run_within(e, blocks) -> None:
     def step():
         e.emit_switch(f.load(u32, e.pc), lambda _pc: m.const_bool(True), blocks=blocks,
                       default=lambda: f.store(stop, m.const_bool(True)), free=True, alone=True)
-        f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), f.op("Select", u32, f.load(bool_, stop), e.k(0), e.k(1))))
+        step = f.op("Select", u32, f.load(bool_, stop), e.k(0), e.k(1))
+        f.store(e.steps, f.op("IAdd", u32, f.load(u32, e.steps), step))
 
     e.emit_loop(running, step)
 
