@@ -9,9 +9,10 @@ on. So lanes that leave a loop early wait at its BSYNC instead of running the ep
 and between those meeting points a lane steps with no subgroup operation at all.
 
 Where the driver runs every case of a switch its lanes take, masked (lavapipe: no
-``tight_loops``), the quiet blocks get a switch of their own: a thread runs them in an inner
-loop and leaves it only for one of the others (``_split_step``), so the steps in quiet blocks,
-nearly all of them, pay for the quiet cases alone.
+``tight_loops``), free mode's quiet blocks get a switch of their own: a thread runs them in an
+inner loop and leaves it only for one of the others (``_split_step``), so the steps in quiet
+blocks, nearly all of them, pay for the quiet cases alone. The subgroup-native strategy, which
+runs on this loop too, keeps the one switch a straightforward port has.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def emit_free_loop(e) -> None:
     loud = {pc: b for pc, b in e.reachable.items() if not e.program.quiet(b)}
     if getattr(e.warp, "converge", False) and joins:
         e.emit_loop(check, lambda: _rejoining_step(e, joins))
-    elif not e.tight_loops and loud and len(loud) < len(e.reachable):
+    elif e.mode == "free" and not e.tight_loops and loud and len(loud) < len(e.reachable):
         e.emit_loop(check, lambda: _split_step(e, loud))
     else:
         e.emit_loop(check, lambda: _step(e))
