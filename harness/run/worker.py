@@ -330,8 +330,6 @@ def _cleanup(state: dict, stderr_path: str) -> None:
 # ------------------------------------------------------------------------ child side
 
 _DEVICES: dict[int, Any] = {}
-NVIDIA = 0x10DE
-ROTATE_AFTER = 16       # pipelines an NVIDIA VkDevice builds before cached_device opens a new one
 
 
 def cached_device(index: int = 0):
@@ -339,16 +337,8 @@ def cached_device(index: int = 0):
     ``info`` carrying the subgroup probe's facts (:func:`probed`).
 
     Targets call this so a worker opens its device once; it is closed when the child
-    exits normally. On NVIDIA, once it has built ``ROTATE_AFTER`` pipelines, the next call
-    closes it and opens a new one: NVIDIA's dispatches slow down on a VkDevice that has
-    compiled many pipelines with a cold shader cache (``bench/probe_pipeline_slowdown.py``),
-    and a new VkDevice does not. So a caller takes the device anew for each case and holds
-    it no longer.
+    exits normally.
     """
-    held = _DEVICES.get(index)
-    if held is not None and held.info.vendor_id == NVIDIA and held.pipelines_built >= ROTATE_AFTER:
-        del _DEVICES[index]
-        held.close()
     if index not in _DEVICES:
         from .. import vk  # imported here: the parent never needs Vulkan
         root = cache.cache_dir()

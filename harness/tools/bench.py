@@ -212,13 +212,12 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
                              **extra} for mode in modes)
     library = [w for w in work if not w[0].id.startswith("bench/")]
     kernels = [w for w in work if w[0].id.startswith("bench/")]
-    for item in library:        # the device the scoreboard's cases get (cached_device), case by case
-        run(cached_device(device_index), [item])
-    # the bench kernels alone, on a VkDevice of their own; then after the library, as its next case
+    run(device, library)
+    # the bench kernels alone, on a VkDevice of their own; then after the library, on its device
     with fresh_device(device_index, statistics=True) as alone:
         run(alone, kernels)
     if library:
-        run(cached_device(device_index), kernels, after_library=True)
+        run(device, kernels, after_library=True)
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 

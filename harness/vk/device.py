@@ -57,7 +57,6 @@ class Device:
         self._cache = self._cache_path = None
         self._device = self._pool = None
         self._pipelines: dict[tuple, _Pipeline] = {}
-        self.pipelines_built = 0         # pipelines created on this device (cached ones not counted again)
         self._unusable: str | None = None
         self._leak = False
         self.last_timings: dict[str, float] = {}
@@ -281,7 +280,6 @@ class Device:
                             f"{n_buffers} buffers)", function=exc.function,
                             result=exc.result) from exc
         self.last_timings["pipeline_s"] = time.perf_counter() - start
-        self.pipelines_built += 1
         if self._statistics:
             p.statistics = read_statistics(self._device, p.pipeline)
         self.last_statistics = p.statistics

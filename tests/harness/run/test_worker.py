@@ -90,34 +90,3 @@ def test_close_ends_child():
     assert worker.pid is None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
-
-
-def test_an_nvidia_device_that_built_many_pipelines_is_replaced_for_the_next_case(monkeypatch):
-    """cached_device hands out a new VkDevice once NVIDIA's has built ROTATE_AFTER pipelines
-    (its dispatches slow down after many cold compiles); other vendors keep theirs."""
-    from types import SimpleNamespace
-
-    from warpboard.harness import vk
-    from warpboard.harness.run import worker
-
-    class Fake:
-        opened = 0
-
-        def __init__(self, index, cache_dir=None):
-            Fake.opened += 1
-            self.info = SimpleNamespace(vendor_id=vendor, probe="probed")
-            self.pipelines_built, self.closed = 0, False
-
-        def close(self):
-            self.closed = True
-
-    monkeypatch.setattr(vk, "Device", Fake)
-    monkeypatch.setattr(worker, "_DEVICES", {})
-    for vendor, replaced in ((worker.NVIDIA, True), (0x10005, False)):
-        worker._DEVICES.clear()
-        first = worker.cached_device(0)
-        first.pipelines_built = worker.ROTATE_AFTER - 1
-        assert worker.cached_device(0) is first
-        first.pipelines_built = worker.ROTATE_AFTER
-        second = worker.cached_device(0)
-        assert (second is not first) == replaced and first.closed == replaced
