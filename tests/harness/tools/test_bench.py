@@ -94,7 +94,7 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
         pytest.skip("no lavapipe device (install mesa-vulkan-drivers)")
     out = tmp_path / "bench.json"
     cmd = [sys.executable, "-m", "warpboard", "bench", "basic/bit_ops", "vote/vote_uni", "--root",
-           str(ROOT / "cases"), "--device", "lavapipe-w8", "--repeat", "1", "--bench-blocks", "1", "-o", str(out)]
+           str(ROOT / "cases"), "--device", "lavapipe-w8", "--repeat", "1", "--bench-blocks", "1", "--bench-threads", "32", "-o", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
