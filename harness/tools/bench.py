@@ -378,6 +378,11 @@ def run(args: argparse.Namespace) -> int:
         checksum = {True: "ok", False: "WRONG", None: "n/a"}[r.get("checksum_ok")]
         print(f"{r['device']:14s} {r['case']:24s} {r['mode']:5s} dispatch {r['dispatch_s']['median'] * 1000:9.2f} ms{gpu}"
               f"  turns {r['turns']:8d}  barriers/instr {r['barriers_per_instruction']:.3f}  checksum {checksum}")
+    for device, checks in doc["summary"]["checks"].items():     # the targets, last: where a reader looks
+        for name, c in checks.items():
+            value = "-" if c["value"] is None else f"{c['value']:.3f}"
+            state = {True: "met", False: "NOT MET", None: "not measured"}[c["met"]]
+            print(f"{device:14s} {name:42s} {value:>8s}  limit {c['limit']:<5}  {state}")
     for r in wrong_words(doc["rows"]):      # timed, but not the chip's words: said where it shows
         print(f"warpboard bench: {r['case']} ({r['mode']}) on {r['device']}: the words' checksum is {r['checksum']}, "
               f"the chip's {r['checksum_expected']} (bench/kernels.toml): its times are of wrong words", file=sys.stderr)

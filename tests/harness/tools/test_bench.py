@@ -123,5 +123,6 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     assert trips["per_warp_turns"] == 2048 // 4 + 128 // 4 and trips["same_words"]
     assert trips["per_warp_over_workgroup_warp_turns"] <= s["targets"]["per_warp_over_workgroup_warp_turns"]
     checks = s["checks"]["lavapipe-w8"]
+    assert "lavapipe-w8    free_over_turns" in proc.stdout       # each target printed, with its verdict
     assert checks["free_over_turns"]["value"] == max(1 / r for r in s["turns_over_free"]["lavapipe-w8"]["cases"].values())
     assert checks["vote_loop_barriers_per_warp"]["value"] is not None
