@@ -1,50 +1,71 @@
-"""Does a device run the vote-loop benchmark slower after it has compiled and run other pipelines?
+"""Why a GPU runs the bench kernels slower after the library: its clock, not the VkDevice.
 
     python3 bench/probe_pipeline_slowdown.py nvidia      # a device id prefix from `warpboard devices`
 
+(warpboard installed: `make setup`, or `pip install .`.)
+
 (For GPUs: the full 1024-block grid takes about a minute per dispatch on lavapipe.)
 
-Prints the vote loop's time on the device clock: on a fresh VkDevice, after the first 60 library
-cases ran on it, on a new VkDevice in the same process, and after the same 60 ran on that one.
-On NVIDIA 580.159.04 (H200): 6.0, 34.4, 6.0 and 6.0 ms.
+Prints the plain loop's time on the device clock, with the SM clock nvidia-smi reads where it
+is there: on a fresh VkDevice, after the first 40 library cases ran on it, on a second VkDevice
+opened then, on the first again at once and 5 s later, and after `warpboard bench`'s warm-up
+(harness.tools.bench.warm_up).
 
-What it depends on (H200, 2026-12-03, the vote loop with per-warp turns): 4.10 ms fresh and
-23.5 ms after the 60 cases when the driver compiles them cold (its shader disk cache off,
-`__GL_SHADER_DISK_CACHE=0`, or a new cache folder, `__GL_SHADER_DISK_CACHE_PATH`); 4.10 and
-4.10 ms in a second process whose compiles the disk cache serves. Destroying the 60 pipelines
-or idling 3 s does not bring it back; a new VkDevice does. So `warpboard bench` measures its
-kernels on a VkDevice of their own ("alone") beside the library's ("after_library").
+What it showed (H100, driver 580.159.04, runs/nvidia-h100-clock-ramp.txt and
+runs/nvidia-h100-clock-timeline.txt): 0.084 ms at 1980 MHz fresh; 0.462 ms at 345 MHz after the
+library, on that VkDevice and on every other one of the process alike, with the driver's shader
+cache cold or warm. nvidia-smi gives "Idle" as the reason: the library's short dispatches and
+compiles leave the GPU idle most of the time, and it lowers its clock. Creating a VkDevice raises
+the clock for a few seconds, which is why a new VkDevice looked like the cure. Single dispatches
+with the host's work between them do not bring the clock back; a second of back-to-back
+dispatches does, and the clock stays up for at least half a second of idling after.
 """
 import statistics
+import subprocess
 import sys
+import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from warpboard.harness import vk  # noqa: E402
-from warpboard.harness.case.model import discover_cases  # noqa: E402
+from warpboard.harness import vk
+from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run import devices
-from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case  # noqa: E402
-from warpboard.harness.tools.bench import bench_cases  # noqa: E402
+from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case
+from warpboard.harness.tools.bench import bench_cases, warm_up
+
+
+def sm_clock() -> str:
+    """The SM clock as nvidia-smi reads it, or "" where there is no nvidia-smi."""
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
 
 
 def main(prefix: str) -> None:
     config = next(d for d in devices.discover() if d.id.startswith(prefix))
-    vote = prepare(next(c for c in bench_cases(None) if c.name == "bench_vote_loop"))
-    shader, _ = translate_case(vote, None, use_cache=False)
-    library = [prepare(c) for c in discover_cases(Path(__file__).resolve().parents[1] / "cases")][:60]
+    plain = prepare(next(c for c in bench_cases(None) if c.name == "bench_plain_loop"))
+    shader, _ = translate_case(plain, "free", use_cache=False)
+    library = [prepare(c) for c in discover_cases(Path(__file__).resolve().parents[1] / "cases")][:40]
     others = [(p, translate_case(p, None, use_cache=False)[0]) for p in library]
 
-    def vote_ms(device, label):
-        times = [run_vulkan(device, vote, shader).timings.get("gpu_s", 0.0) for _ in range(5)]
-        print(f"{label:45s} {statistics.median(times[1:]) * 1000:8.2f} ms", flush=True)
+    def plain_ms(device, label):
+        times = [run_vulkan(device, plain, shader).timings.get("gpu_s", 0.0) for _ in range(5)]
+        print(f"{label:45s} {statistics.median(times[1:]) * 1000:8.4f} ms  {sm_clock()}", flush=True)
 
-    for label in ("fresh VkDevice", "new VkDevice, same process"):
-        with vk.Device(config.index) as device:
-            vote_ms(device, label)
-            for prep, other in others:
-                run_vulkan(device, prep, other)
-            vote_ms(device, f"  after {len(others)} library cases ran on it")
+    with vk.Device(config.index) as device:
+        plain_ms(device, "fresh VkDevice")
+        for prep, other in others:
+            run_vulkan(device, prep, other)
+        plain_ms(device, f"  after {len(others)} library cases ran on it")
+        with vk.Device(config.index) as second:
+            plain_ms(second, "  a second VkDevice, opened now")
+        plain_ms(device, "  the first again")
+        time.sleep(5)
+        plain_ms(device, "  the first, 5 s later")
+        warm = warm_up(device, plain, shader)
+        print(f"  warm-up: {warm}", flush=True)
+        plain_ms(device, "  the first, after the warm-up")
 
 
 if __name__ == "__main__":

@@ -215,10 +215,11 @@ def control_words(prep: Prepared) -> bytes:
     return struct.pack(f"<{abi.CTRL_WORDS}I", *ctrl)
 
 
-def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) -> RawRun:
+def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0, dispatches: int = 1) -> RawRun:
     """Dispatch on an open :class:`harness.vk.Device` and split the heap back into buffers; a
     shader whose collectives are subgroup operations gets the subgroups it needs
-    (:func:`subgroup_request`)."""
+    (:func:`subgroup_request`). ``dispatches`` > 1: that many back to back on the same
+    buffers (harness.vk.Device.run), for a load, not for the results."""
     if len(prep.buffers) > abi.MAX_BUFFERS:
         raise ValueError(f"{len(prep.buffers)} buffers; the ABI has room for {abi.MAX_BUFFERS}")
     heap = heap_bytes(prep.buffers)
@@ -238,7 +239,7 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0) 
     else:
         subgroups = None
     back = dict(zip(names, device.run(shader.spirv, bound, groups=prep.launch.grid, subgroups=subgroups,
-                                      timeout_s=timeout_s, entry=shader.entry)))
+                                      timeout_s=timeout_s, entry=shader.entry, dispatches=dispatches)))
     ctrl_out, heap_out = back["ctrl"], back["heap"]
     printf_out = [back["printf"]] if "printf" in back else []
     elapsed = time.perf_counter() - start

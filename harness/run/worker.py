@@ -348,9 +348,8 @@ def cached_device(index: int = 0):
 
 def fresh_device(index: int = 0, statistics: bool = False):
     """A new :class:`harness.vk.Device` for ``index``, beside the cached one (the caller
-    closes it), probed: NVIDIA's dispatches slow down on a VkDevice that has compiled many
-    pipelines with a cold shader cache (`warpboard bench` measures its kernels on one of these
-    too); ``statistics``: its pipelines keep the driver's statistics of their code, where offered."""
+    closes it), probed (`warpboard bench` measures its kernels "alone" on one of these);
+    ``statistics``: its pipelines keep the driver's statistics of their code, where offered."""
     from .. import vk  # imported here: the parent never needs Vulkan
     return probed(vk.Device(index, statistics=statistics))
 

@@ -50,6 +50,9 @@ TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wa
 TURN_KERNELS = ("bench/bench_warp_trips", "bench/bench_plain_loop")
 PARSE_LINES = 100_000       # the size of the listing the parse rate is measured on
 NATIVE_MODE = "subgroup-native"     # a bench mode that is the subgroup-native strategy, not a turns mode
+WARM_BATCH_S = 0.25     # the device time of one warm-up submission
+WARM_LIMIT_S = 8.0      # the most one kernel's warm-up takes
+WARM_SETTLED = 0.01     # three batches in a row within this of each other: the clock has settled
 
 
 def spread(values: list[float]) -> dict:
@@ -128,12 +131,49 @@ def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bo
     return prep, shaders, translate_s
 
 
-def measure(device, case, modes: list[str | None], repeat: int, translated=None) -> list[dict]:
+def warm_up(device, prep, shader) -> dict | None:
+    """Keep the device busy with this kernel until its time per dispatch settles, and say how
+    long that took (:func:`settle`). A GPU whose load has been light (compiles, short
+    dispatches with host work between) sits at its idle clock: an H100 at 345 MHz against 1980,
+    nvidia-smi's clock event reason "Idle", every kernel 5.7x slower
+    (runs/nvidia-h100-clock-ramp.txt). Single timed dispatches do not bring the clock up, and
+    submissions of 20 ms with the host's 50 ms between did not in 1.5 s; submissions of
+    :data:`WARM_BATCH_S` of back-to-back dispatches do, step by step. None on a CPU device
+    (its clock is the host's) and on a device without timestamps."""
+    if getattr(device.info, "device_type", None) == "cpu":
+        return None
+    return settle(lambda count: run_vulkan(device, prep, shader, dispatches=count).timings.get("gpu_s"))
+
+
+def settle(dispatch, batch_s: float = WARM_BATCH_S, limit_s: float = WARM_LIMIT_S) -> dict | None:
+    """Call ``dispatch(count)`` (seconds per dispatch of ``count`` back to back, or None: no
+    device clock) with counts of about ``batch_s`` of device time until three batches in a row
+    agree within :data:`WARM_SETTLED`, or ``limit_s`` has passed: the batches, the seconds, the
+    first single dispatch's time, the last batch's time per dispatch, and whether it settled.
+    Three, not two: an H100's clock climbs in steps of about 0.2 s, and two batches sized on the
+    slower step before can both fall within one step."""
+    first = dispatch(1)
+    if not first:
+        return None
+    start, per_dispatch = time.perf_counter(), [first]
+    def settled():
+        last = per_dispatch[1:][-3:]     # batches only: a single dispatch carries its own overhead
+        return len(last) == 3 and max(last) <= (1 + WARM_SETTLED) * min(last)
+    while not settled() and time.perf_counter() - start < limit_s:
+        per_dispatch.append(dispatch(max(1, min(4096, math.ceil(batch_s / max(per_dispatch[-1], 1e-7))))))
+    return {"batches": len(per_dispatch) - 1, "seconds": time.perf_counter() - start,
+            "first_ms": first * 1000, "settled_ms": per_dispatch[-1] * 1000, "settled": settled()}
+
+
+def measure(device, case, modes: list[str | None], repeat: int, translated=None, warm: bool = False) -> list[dict]:
     """One case in each of ``modes`` on an open device: timings, counters and the output
     checksum, a row per mode. The modes' dispatches alternate, so a slow spell of the machine
     hits them alike and their ratio holds. ``translated`` is :func:`translate_all`'s result
-    when the translations were timed before."""
+    when the translations were timed before. ``warm``: each mode's kernel first runs until the
+    device's clock has settled (:func:`warm_up`), for times that are compared with times
+    taken elsewhere (native CUDA, another VkDevice)."""
     prep, shaders, translate_s = translated or translate_all(case, modes, repeat)
+    warmed = {mode: warm_up(device, prep, shaders[mode]) for mode in modes} if warm else {}
     dispatch = {mode: [] for mode in modes}
     gpu = {mode: [] for mode in modes}
     pipeline, last, stats = {}, {}, {}
@@ -152,6 +192,8 @@ def measure(device, case, modes: list[str | None], repeat: int, translated=None)
             row["mode"] = NATIVE_MODE
         if stats[mode]:         # the driver's word on the compiled code (registers, spills...)
             row["driver_statistics"] = stats[mode]
+        if warmed.get(mode):
+            row["warm_up"] = warmed[mode]
     return rows
 
 
@@ -201,23 +243,25 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
                                                     tight_loops_allowed(device.info), frozenset(device.info.features))))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))
-    def run(on, items, **extra):
+    def run(on, items, warm=False, **extra):
         for case, modes, translated in items:
             try:
                 if isinstance(translated, Exception):
                     raise translated
-                rows.extend({"device": device_id, **row, **extra} for row in measure(on, case, modes, repeat, translated))
+                rows.extend({"device": device_id, **row, **extra}
+                            for row in measure(on, case, modes, repeat, translated, warm=warm))
             except Exception as exc:  # noqa: BLE001
                 rows.extend({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}",
                              **extra} for mode in modes)
     library = [w for w in work if not w[0].id.startswith("bench/")]
     kernels = [w for w in work if w[0].id.startswith("bench/")]
     run(device, library)
-    # the bench kernels alone, on a VkDevice of their own; then after the library, on its device
+    # the bench kernels alone, on a VkDevice of their own (which keeps the driver's statistics of
+    # their code), then after the library on its device; each at a settled clock (warm_up)
     with fresh_device(device_index, statistics=True) as alone:
-        run(alone, kernels)
+        run(alone, kernels, warm=True)
     if library:
-        run(device, kernels, after_library=True)
+        run(device, kernels, warm=True, after_library=True)
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 

@@ -323,9 +323,13 @@ class Device:
 
     def run(self, spirv: bytes, buffers: Sequence[bytes | bytearray | memoryview],
             groups: tuple[int, int, int] = (1, 1, 1), entry: str = "main",
-            timeout_s: float = 60.0, subgroups: tuple[bool, int | None] | None = None) -> list[bytes]:
+            timeout_s: float = 60.0, subgroups: tuple[bool, int | None] | None = None,
+            dispatches: int = 1) -> list[bytes]:
         """Dispatch ``groups`` workgroups of ``entry`` with ``buffers`` bound as storage
         buffers (set 0, binding i) and return every buffer's contents afterwards.
+        ``dispatches`` > 1 records that many dispatches back to back in one submission, each
+        after the previous one's writes (a load that keeps a GPU at its working clock);
+        ``last_timings["gpu_s"]`` is then the time per dispatch.
 
         Raises VkTimeout when the fence does not signal within ``timeout_s`` (the device
         is unusable afterwards), VkDeviceLost, SpirvError or VulkanError.
@@ -333,13 +337,15 @@ class Device:
         if self._unusable:
             raise VulkanError(f"device {self.info.name!r} is unusable: {self._unusable}")
         self._check_dispatch(buffers, groups)
+        if dispatches < 1:
+            raise ValueError(f"dispatches={dispatches}: at least one")
         self.last_timings = {"pipeline_s": 0.0, "upload_s": 0.0,
                              "dispatch_s": 0.0, "readback_s": 0.0}   # and gpu_s where the queue has timestamps
         pipe = None
         with ExitStack() as scratch:  # undoes this call's objects
             try:
                 pipe = self._pipeline(bytes(spirv), len(buffers), entry, subgroups)
-                out = self._run(scratch, pipe, buffers, groups, timeout_s)
+                out = self._run(scratch, pipe, buffers, groups, timeout_s, dispatches)
                 pipe.dispatched = True
                 return out
             except VkTimeout as exc:
@@ -368,18 +374,18 @@ class Device:
                 raise ValueError(f"buffer {i} has {memoryview(b).nbytes} bytes; the device "
                                  f"allows {self.info.max_storage_buffer_range}")
 
-    def _run(self, scratch: ExitStack, pipe: _Pipeline, buffers, groups, timeout_s):
+    def _run(self, scratch: ExitStack, pipe: _Pipeline, buffers, groups, timeout_s, dispatches: int = 1):
         t = time.perf_counter()
         mapped = [self._upload(scratch, b) for b in buffers]
         dset = self._descriptor_set(scratch, pipe, [(m[0], m[3]) for m in mapped])
         t, self.last_timings["upload_s"] = time.perf_counter(), time.perf_counter() - t
-        self._dispatch(scratch, pipe, dset, groups, timeout_s)
+        self._dispatch(scratch, pipe, dset, groups, timeout_s, dispatches)
         t, self.last_timings["dispatch_s"] = time.perf_counter(), time.perf_counter() - t
         if self._queries is not None:
             ticks = _ffi.new("uint64_t[2]")
             _call("vkGetQueryPoolResults", self._device, self._queries, 0, 2, 16, ticks, 8,
                   _v.VK_QUERY_RESULT_64_BIT | _v.VK_QUERY_RESULT_WAIT_BIT)
-            self.last_timings["gpu_s"] = ((ticks[1] - ticks[0]) & self._tick_mask) * self._tick_s
+            self.last_timings["gpu_s"] = ((ticks[1] - ticks[0]) & self._tick_mask) * self._tick_s / dispatches
         out = [bytes(view[:nbytes]) for _, view, nbytes, _ in mapped]
         self.last_timings["readback_s"] = time.perf_counter() - t
         return out
@@ -427,7 +433,7 @@ class Device:
         _v.vkUpdateDescriptorSets(dev, len(writes), writes, 0, None)
         return dset
 
-    def _dispatch(self, scratch: ExitStack, pipe: _Pipeline, dset, groups, timeout_s) -> None:
+    def _dispatch(self, scratch: ExitStack, pipe: _Pipeline, dset, groups, timeout_s, dispatches: int = 1) -> None:
         """Record the commands, submit them and wait on a fence for ``timeout_s``."""
         dev = self._device
         alloc = _v.VkCommandBufferAllocateInfo(
@@ -435,7 +441,7 @@ class Device:
             commandBufferCount=1)
         cmds = _call("vkAllocateCommandBuffers", dev, alloc)
         scratch.callback(lambda: _v.vkFreeCommandBuffers(dev, self._pool, 1, cmds))
-        self._record(cmds[0], pipe, dset, groups, self._queries)
+        self._record(cmds[0], pipe, dset, groups, self._queries, dispatches)
         fence_info = _v.VkFenceCreateInfo()
         fence = _call("vkCreateFence", dev, fence_info, None)
         scratch.callback(lambda: _v.vkDestroyFence(dev, fence, None))
@@ -446,9 +452,10 @@ class Device:
         _call("vkWaitForFences", dev, 1, fences, _v.VK_TRUE, int(timeout_s * 1e9))
 
     @staticmethod
-    def _record(cmd, pipe: _Pipeline, dset, groups, queries=None) -> None:
-        """Bind, dispatch (between two timestamps when ``queries``), then a barrier making
-        shader writes visible to host reads."""
+    def _record(cmd, pipe: _Pipeline, dset, groups, queries=None, dispatches: int = 1) -> None:
+        """Bind, dispatch ``dispatches`` times, each after the previous one's writes (all
+        between two timestamps when ``queries``), then a barrier making shader writes visible
+        to host reads."""
         begin = _v.VkCommandBufferBeginInfo(flags=_v.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)
         _call("vkBeginCommandBuffer", cmd, begin)
         if queries is not None:
@@ -459,7 +466,13 @@ class Device:
         if dset is not None:
             _v.vkCmdBindDescriptorSets(cmd, _v.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout,
                                        0, 1, sets, 0, None)
-        _v.vkCmdDispatch(cmd, *groups)
+        between = [_v.VkMemoryBarrier(srcAccessMask=_v.VK_ACCESS_SHADER_WRITE_BIT,
+                                      dstAccessMask=_v.VK_ACCESS_SHADER_READ_BIT | _v.VK_ACCESS_SHADER_WRITE_BIT)]
+        for i in range(dispatches):
+            if i:
+                _v.vkCmdPipelineBarrier(cmd, _v.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                        _v.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, between, 0, None, 0, None)
+            _v.vkCmdDispatch(cmd, *groups)
         if queries is not None:
             _v.vkCmdWriteTimestamp(cmd, _v.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1)
         barriers = [_v.VkMemoryBarrier(srcAccessMask=_v.VK_ACCESS_SHADER_WRITE_BIT,

@@ -6,7 +6,7 @@ import sys
 import pytest
 from warpboard.harness.run import devices
 from warpboard.harness.tools import bench_targets
-from warpboard.harness.tools.bench import NATIVE_MODE, bench_cases, native_ratios, summarise, translate_all
+from warpboard.harness.tools.bench import NATIVE_MODE, bench_cases, native_ratios, settle, summarise, translate_all
 
 from support.paths import ROOT
 
@@ -126,3 +126,40 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     assert "lavapipe-w8    free_over_turns" in proc.stdout       # each target printed, with its verdict
     assert checks["free_over_turns"]["value"] == max(1 / r for r in s["turns_over_free"]["lavapipe-w8"]["cases"].values())
     assert checks["vote_loop_barriers_per_warp"]["value"] is not None
+
+
+class RampingClock:
+    """A GPU whose clock climbs a step for every 0.2 s of back-to-back work, from 345 to
+    1980 MHz, as an H100's does from idle: a kernel of 1,000,000 cycles per dispatch."""
+    def __init__(self):
+        self.busy_s, self.counts = 0.0, []
+
+    def mhz(self):
+        return min(1980.0, 345.0 * 1.35 ** int(self.busy_s / 0.2))
+
+    def __call__(self, count):
+        self.counts.append(count)
+        seconds = 1e6 / (self.mhz() * 1e6)
+        if count > 1:           # a single dispatch, with the host's work around it, does not count
+            self.busy_s += seconds * count
+        return seconds
+
+
+def test_the_warm_up_runs_until_the_clock_has_settled():
+    clock = RampingClock()
+    warm = settle(clock, batch_s=0.25, limit_s=60)
+    assert warm["settled"] and clock.mhz() == 1980.0
+    assert warm["first_ms"] == pytest.approx(1000 / 345, rel=1e-6)
+    assert warm["settled_ms"] == pytest.approx(1000 / 1980, rel=1e-6)
+    assert clock.counts[0] == 1 and all(c > 1 for c in clock.counts[1:])
+    assert warm["batches"] == len(clock.counts) - 1 >= 3
+
+
+def test_a_warm_up_that_does_not_settle_says_so_and_stops_at_its_limit():
+    times = iter(range(1, 10**6))
+    warm = settle(lambda count: 1e-3 * (1.5 if next(times) % 2 else 1.0), batch_s=1e-3, limit_s=0.05)
+    assert not warm["settled"] and warm["batches"] >= 2 and warm["seconds"] >= 0.05
+
+
+def test_no_warm_up_without_a_device_clock():
+    assert settle(lambda count: None) is None

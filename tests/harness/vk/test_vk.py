@@ -61,6 +61,15 @@ TRIPLE = _HEADER.format(local=64) + """
        %pout = OpAccessChain %psb_u %out %uint_0 %i
                OpStore %pout %y
 """ + _FOOTER
+# out[i] += in[i]: what several dispatches of one submission add up to
+ACCUMULATE = _HEADER.format(local=64) + """
+        %pin = OpAccessChain %psb_u %in %uint_0 %i
+          %x = OpLoad %uint %pin
+       %pout = OpAccessChain %psb_u %out %uint_0 %i
+          %y = OpLoad %uint %pout
+        %sum = OpIAdd %uint %x %y
+               OpStore %pout %sum
+""" + _FOOTER
 # Spins on an atomic. Lavapipe silently ends any loop after 65535 iterations, so the
 # hang comes from the size of the dispatch instead.
 SPIN = _HEADER.format(local=64) + """
@@ -114,6 +123,17 @@ def test_triple_every_word_and_pipeline_cache(vulkan_device, triple):
         if "gpu_s" in vulkan_device.last_timings:     # the queue's own clock: inside the wall-clock time
             assert 0 < vulkan_device.last_timings["gpu_s"] <= vulkan_device.last_timings["dispatch_s"]
     assert vulkan_device.last_timings["pipeline_s"] == 0  # second run: cached pipeline
+
+
+def test_dispatches_of_one_submission_each_see_the_previous_writes(vulkan_device, tmp_path):
+    accumulate = assemble(tmp_path, ACCUMULATE)
+    data, zeros = _inputs()
+    out = vulkan_device.run(accumulate, [data, zeros], groups=(N // 64, 1, 1), dispatches=5)
+    got = struct.unpack(f"<{N}I", out[1])
+    for i, word in enumerate(got):
+        assert word == 5 * (1000 + 7 * i), f"out[{i}] after 5 dispatches"
+    with pytest.raises(ValueError, match="dispatches=0"):
+        vulkan_device.run(accumulate, [data, zeros], groups=(N // 64, 1, 1), dispatches=0)
 
 
 def test_odd_sizes_and_empty_dispatch(vulkan_device, triple):
