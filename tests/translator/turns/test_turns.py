@@ -46,9 +46,13 @@ def test_a_kernel_that_never_ends_is_livelock_naming_pcs_and_threads(vulkan_devi
 
 
 SHARDS = 4     # the library's cases in shards, each its own xdist group, so both workers share them
+# `make test` checks shard 0, a quarter of the library; `make campaign` (a CI job of its own) the
+# other three: each shard costs 12 to 24 s of lavapipe compiles on an empty shader cache
+QUICK_SHARDS = 1
 
 
-@pytest.mark.parametrize("shard", [pytest.param(k, marks=pytest.mark.xdist_group(f"turns-shard-{k}"))
+@pytest.mark.parametrize("shard", [pytest.param(k, marks=[pytest.mark.xdist_group(f"turns-shard-{k}")]
+                                                + ([] if k < QUICK_SHARDS else [pytest.mark.campaign]))
                                    for k in range(SHARDS)])
 def test_both_back_ends_take_the_same_turns(vulkan_device, shard):
     """The emitter and the interpreter implement one schedule: every turns-mode case of the
