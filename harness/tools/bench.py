@@ -359,6 +359,7 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
                              for d, vs in compile_s.items()},
         "over_native": native_ratios(rows, native),
         "wrong_words": [f"{r['case']} ({r['mode']}) on {r['device']}" for r in wrong_words(rows)],
+        "unsettled_clock": [f"{r['case']} ({r['mode']}) on {r['device']}" for r in unsettled(rows)],
         "parse": parse and {"lines": parse["lines"], "seconds": parse["seconds"]["median"],
                             "lines_per_s": parse["lines_per_s"]},
         "targets": TARGETS,
@@ -430,12 +431,22 @@ def run(args: argparse.Namespace) -> int:
     for r in wrong_words(doc["rows"]):      # timed, but not the chip's words: said where it shows
         print(f"warpboard bench: {r['case']} ({r['mode']}) on {r['device']}: the words' checksum is {r['checksum']}, "
               f"the chip's {r['checksum_expected']} (bench/kernels.toml): its times are of wrong words", file=sys.stderr)
+    for r in unsettled(doc["rows"]):        # timed while the GPU's clock still moved: not comparable
+        w = r["warm_up"]
+        print(f"warpboard bench: {r['case']} ({r['mode']}) on {r['device']}: the clock did not settle in "
+              f"{w['seconds']:.1f} s of warm-up ({w['first_ms']:.4f} ms, then {w['settled_ms']:.4f} ms per dispatch): "
+              f"its times may not compare with native CUDA's or each other", file=sys.stderr)
     return 0
 
 
 def wrong_words(rows: list[dict]) -> list[dict]:
     """The rows of bench kernels whose words' checksum is not the one the chip gave."""
     return [r for r in rows if r.get("checksum_ok") is False]
+
+
+def unsettled(rows: list[dict]) -> list[dict]:
+    """The rows of bench kernels whose warm-up ended before the device's clock settled."""
+    return [r for r in rows if r.get("warm_up") and not r["warm_up"]["settled"]]
 
 
 __all__ = ["run", "add_arguments", "measure", "summarise", "bench_cases", "big_listing", "parse_rate"]

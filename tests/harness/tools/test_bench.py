@@ -45,6 +45,14 @@ def test_a_bench_kernel_whose_words_are_not_the_chips_is_named_in_the_summary():
     assert summarise(rows, {})["wrong_words"] == ["bench/bench_vote_loop (subgroup-native) on dev"]
 
 
+def test_a_bench_kernel_timed_before_the_clock_settled_is_named_in_the_summary():
+    warm = {"batches": 30, "seconds": 8.0, "first_ms": 0.9, "settled_ms": 0.3}
+    rows = [_row("bench/bench_plain_loop", "free", 1.0, warm_up={**warm, "settled": False}),
+            _row("bench/bench_plain_loop", "turns", 1.0, warm_up={**warm, "settled": True}),
+            _row("bench/bench_vote_loop", "turns", 1.0)]
+    assert summarise(rows, {})["unsettled_clock"] == ["bench/bench_plain_loop (free) on dev"]
+
+
 def test_each_target_holds_its_figure_and_says_whether_it_is_met():
     rows = [_row("bench/bench_vote_loop", "turns", 0.6, native_h200_ms=0.2, warps=16, barriers=16),
             _row("bench/bench_plain_loop", "free", 0.33, native_h200_ms=0.25),
