@@ -211,7 +211,7 @@ def _row(case, prep, shader, raw, translate_s, pipeline_s, dispatch, gpu) -> dic
            "gpu_s": spread(gpu[1:]) if len(gpu) > 1 else None,
            "instructions_per_thread": per_thread, "turns": c["turns"], "barriers": c["barriers"],
            "barriers_per_instruction": c["barriers"] / max(1e-9, per_thread * case.num_blocks),
-           "warp_instructions": c["instructions"] / 32,
+           "warp_instructions": c["instructions"] / 32, "warp_subgroups": bool(shader.warp_subgroups),
            "barriers_per_warp_instruction": c["barriers"] / max(1e-9, c["instructions"] / 32),
            "checksum": sum(struct.unpack(f"<{len(raw.buffers[0]) // 4}I", raw.buffers[0])) if raw.buffers else None}
     if case.provenance.get("native_h200_ms"):     # a bench kernel at its full grid
@@ -427,6 +427,8 @@ def run(args: argparse.Namespace) -> int:
         for name, c in checks.items():
             value = "-" if c["value"] is None else f"{c['value']:.3f}"
             state = {True: "met", False: "NOT MET", None: "not measured"}[c["met"]]
+            if c["met"] is None and c.get("where"):
+                state += f" ({c['where']})"
             print(f"{device:14s} {name:42s} {value:>8s}  limit {c['limit']:<5}  {state}")
     for r in wrong_words(doc["rows"]):      # timed, but not the chip's words: said where it shows
         print(f"warpboard bench: {r['case']} ({r['mode']}) on {r['device']}: the words' checksum is {r['checksum']}, "

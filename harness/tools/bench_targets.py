@@ -9,7 +9,8 @@ grid, no run after the library, no collective-free case) is ``None`` and so is `
 - ``after_library_over_alone``: a bench kernel run after the library on the same VkDevice
   over its time alone, the largest;
 - ``vote_loop_barriers_per_warp``: workgroup barriers ``bench_vote_loop`` passes, per warp:
-  the set-up's one, as the kernel has no BAR;
+  the set-up's one, as the kernel has no BAR (where the device's subgroups are warps; elsewhere
+  the workgroup takes the turns, each with its barriers, and the figure is ``None``);
 - ``warp_trips_per_warp_over_workgroup_turns``: ``bench_warp_trips``, whose warps run different
   trip counts: the interpreter's turns when each warp takes its own over the workgroup's turns
   times its warps.
@@ -58,12 +59,15 @@ def checks(rows: list[dict], summary: dict) -> dict:
         vote_rows = [r for r in rows if r["device"] == device and r["case"] == "bench/bench_vote_loop"
                      and r["mode"] == "turns" and "error" not in r and not r.get("after_library") and r.get("warps")]
         barriers = vote_rows[0]["barriers"] / vote_rows[0]["warps"] if vote_rows else None
+        why = None
+        if vote_rows and vote_rows[0].get("warp_subgroups") is False:   # the workgroup's turns: a barrier each
+            barriers, why = None, "not for this device: its subgroups are not warps"
         out[device] = {
             "vote_loop_over_native": _check("vote_loop_over_native", vote and vote["ratio"]),
             "plain_loop_over_native": _check("plain_loop_over_native", *plain),
             "free_over_turns": _check("free_over_turns", *free),
             "after_library_over_alone": _check("after_library_over_alone", *after),
-            "vote_loop_barriers_per_warp": _check("vote_loop_barriers_per_warp", barriers),
+            "vote_loop_barriers_per_warp": _check("vote_loop_barriers_per_warp", barriers, why),
             "warp_trips_per_warp_over_workgroup_turns": _check("warp_trips_per_warp_over_workgroup_turns", warp_turns),
         }
     return out

@@ -99,6 +99,7 @@ class Emitter:
         self.failures = Failures(self)              # FAULT / BAD_PC noted where they happen, recorded per step
         self.memory = MemoryEmitter(self)
         self._setup()
+        self.memory.zero_local()        # needs the thread's index, from _setup
         self.vprintf = VprintfEmitter(self) if self.program.calls_external else None
         self.warp = STRATEGIES[strategy](self)
 

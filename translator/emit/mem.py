@@ -4,7 +4,8 @@ A global address is ``(BUFFER_HI + k) << 32 | BUFFER_LO + offset`` (see :mod:`tr
 the buffer table in ``ctrl`` gives buffer k's first heap word and size. An access outside
 every buffer (or outside shared memory, or the thread's local window) records FAULT with its
 pc, thread and address, and ends the thread; it never touches memory. Local memory is an
-array in each invocation's Function storage, zeroed at the start, covering the
+array in each invocation's Function storage (on lavapipe, a slice of workgroup memory of the
+thread's own: :func:`local_in_workgroup`), zeroed at the start, covering the
 ``program.local_bytes`` below ``abi.STACK_TOP``.
 
 64-bit atomics on global memory (``atomicAdd`` on ``double`` or ``unsigned long long``, 64-bit
@@ -28,6 +29,23 @@ ATOMIC_OPCODES = {"add": "AtomicIAdd", "and": "AtomicAnd", "or": "AtomicOr", "xo
                   ("max", False): "AtomicUMax", ("max", True): "AtomicSMax"}
 
 
+LOCAL_IN_WORKGROUP_BYTES = 8192     # the most workgroup memory the threads' local windows take
+
+
+def local_in_workgroup(e, words: int) -> bool:
+    """Whether the threads' local windows (``words`` each) live in workgroup memory, thread t's
+    word w at ``w * threads + t``, instead of an array in each invocation's Function storage:
+    on a device without ``tight_loops`` (lavapipe), in free and turns mode, where all of them
+    take at most LOCAL_IN_WORKGROUP_BYTES and, with the case's shared memory, at most the 16 KB
+    every Vulkan device has. Mesa 22.3's lavapipe indexes a Function array by a computed word
+    far more slowly: memory/local_divergent took 0.58 ms free, 0.23 ms so (translator/README.md,
+    "Local memory and constant banks"). No thread reads another's words."""
+    total = 4 * words * e.nthreads
+    shared = e.shared_bytes if e.program.uses_shared else 0
+    return (not e.tight_loops and e.mode in ("free", "turns") and total <= LOCAL_IN_WORKGROUP_BYTES
+            and total + shared <= 16384)
+
+
 class MemoryEmitter:
     def __init__(self, e):
         self.e, self.m, self.f = e, e.m, e.f
@@ -41,12 +59,26 @@ class MemoryEmitter:
         self.wg_u32 = self.m.pointer("Workgroup", u32)
         self.local_bytes = e.program.local_bytes
         self.lmem = None
+        self.local_shared = False       # the threads' local windows in workgroup memory (below)
         if any(i.spec.space == "local" for i in e.program.insts):
-            arr = self.m.array(u32, max(1, self.local_bytes // 4))
-            zero = self.m.new_id()
-            self.m.emit("global", "ConstantNull", arr, zero)
-            self.lmem = self.f.local(arr, "local_mem", zero)
+            words = max(1, self.local_bytes // 4)
+            if local_in_workgroup(e, words):
+                self.local_shared = True
+                arr = self.m.array(u32, words * e.nthreads)
+                self.lmem = self.m.global_var(self.m.pointer("Workgroup", arr), "Workgroup", "local_mem")
+            else:
+                arr = self.m.array(u32, words)
+                zero = self.m.new_id()
+                self.m.emit("global", "ConstantNull", arr, zero)
+                self.lmem = self.f.local(arr, "local_mem", zero)
         self.fn_u32 = self.m.pointer("Function", u32)
+
+    def zero_local(self) -> None:
+        """Zero the thread's own words of a local window in workgroup memory, in straight-line
+        stores (lavapipe counts loop trips); a Function array is zeroed where it is declared."""
+        if self.local_shared:
+            for w in range(max(1, self.local_bytes // 4)):
+                self.f.store(self.local_ptr(self.e.k(w)), self.e.k(0))
 
     def init_shared(self, cooperative: bool) -> None:
         """Zero shared memory, each thread a strided share (turns mode: before the first barrier)."""
@@ -101,8 +133,17 @@ class MemoryEmitter:
         if space == "global":
             return f.op("AccessChain", self.e.sb_u32, self.e.heap, self.e.k(0), index)
         if space == "local":
-            return f.op("AccessChain", self.fn_u32, self.lmem, index)
+            return self.local_ptr(index)
         return f.op("AccessChain", self.wg_u32, self.smem, index)
+
+    def local_ptr(self, index):
+        """A pointer to word ``index`` of the thread's local window."""
+        f = self.f
+        if self.local_shared:       # word w of thread t: w * threads + t
+            u32, e = self.m.u32(), self.e
+            return f.op("AccessChain", self.wg_u32, self.lmem,
+                        f.op("IAdd", u32, f.op("IMul", u32, index, e.k(e.nthreads)), e.tid))
+        return f.op("AccessChain", self.fn_u32, self.lmem, index)
 
     def _guarded(self, x, ok, lo, hi):
         """(condition for the access, after recording a FAULT for the threads that miss)."""

@@ -161,7 +161,7 @@ class VprintfEmitter:
 
         def body():
             at = f.load(u32, w)
-            word = f.load(u32, f.op("AccessChain", e.memory.fn_u32, e.memory.lmem, x.add(src, at)))
+            word = f.load(u32, e.memory.local_ptr(x.add(src, at)))
             f.store(self._slot(x.add(dst, at)), word)
             f.store(w, x.add(at, x.k32(1)))
 

@@ -79,6 +79,15 @@ def test_each_target_holds_its_figure_and_says_whether_it_is_met():
     assert cpu["free_over_turns"]["value"] == pytest.approx(1 / 0.9) and cpu["free_over_turns"]["met"] is False
 
 
+def test_vote_loop_barriers_are_held_to_the_target_only_where_subgroups_are_warps():
+    rows = [_row("bench/bench_vote_loop", "turns", 0.6, warps=16, barriers=16, warp_subgroups=True),
+            _row("bench/bench_vote_loop", "turns", 0.6, warps=16, barriers=4000, warp_subgroups=False, device="cpu")]
+    checks = bench_targets.checks(rows, summarise(rows, {}))
+    assert checks["dev"]["vote_loop_barriers_per_warp"]["value"] == 1.0 and checks["dev"]["vote_loop_barriers_per_warp"]["met"]
+    cpu = checks["cpu"]["vote_loop_barriers_per_warp"]
+    assert cpu["value"] is None and cpu["met"] is None and "not warps" in cpu["where"]
+
+
 def test_native_times_of_this_run_replace_the_recorded_ones():
     rows = [_row("bench/bench_vote_loop", "turns", 9.0, native_h200_ms=0.18),
             _row("bench/bench_vote_loop", "turns", 9.0, device="cpu")]     # shrunk grid: no native figure
@@ -133,7 +142,9 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     checks = s["checks"]["lavapipe-w8"]
     assert "lavapipe-w8    free_over_turns" in proc.stdout       # each target printed, with its verdict
     assert checks["free_over_turns"]["value"] == max(1 / r for r in s["turns_over_free"]["lavapipe-w8"]["cases"].values())
-    assert checks["vote_loop_barriers_per_warp"]["value"] is not None
+    # lavapipe-w8's subgroups are 8 lanes: the workgroup takes the turns, so no barrier target
+    assert checks["vote_loop_barriers_per_warp"]["value"] is None and "not warps" in checks["vote_loop_barriers_per_warp"]["where"]
+    assert not rows[("bench/bench_vote_loop", "turns")]["warp_subgroups"]
 
 
 class RampingClock:
