@@ -165,35 +165,44 @@ def settle(dispatch, batch_s: float = WARM_BATCH_S, limit_s: float = WARM_LIMIT_
             "first_ms": first * 1000, "settled_ms": per_dispatch[-1] * 1000, "settled": settled()}
 
 
-def measure(device, case, modes: list[str | None], repeat: int, translated=None, warm: bool = False) -> list[dict]:
+def measure(device, case, modes: list[str | None], repeat: int, translated=None, warm: bool = False,
+            after=None) -> list[dict]:
     """One case in each of ``modes`` on an open device: timings, counters and the output
     checksum, a row per mode. The modes' dispatches alternate, so a slow spell of the machine
     hits them alike and their ratio holds. ``translated`` is :func:`translate_all`'s result
     when the translations were timed before. ``warm``: each mode's kernel first runs until the
     device's clock has settled (:func:`warm_up`), for times that are compared with times
-    taken elsewhere (native CUDA, another VkDevice)."""
+    taken elsewhere (native CUDA, another VkDevice). ``after``: a second open device (the one
+    the library ran on), whose dispatches alternate with ``device``'s in the same way; its rows
+    have ``after_library``."""
     prep, shaders, translate_s = translated or translate_all(case, modes, repeat)
-    warmed = {mode: warm_up(device, prep, shaders[mode]) for mode in modes} if warm else {}
-    dispatch = {mode: [] for mode in modes}
-    gpu = {mode: [] for mode in modes}
+    sites = [device] if after is None else [device, after]
+    keys = [(site, mode) for site in range(len(sites)) for mode in modes]
+    warmed = {k: warm_up(sites[k[0]], prep, shaders[k[1]]) for k in keys} if warm else {}
+    dispatch, gpu = {k: [] for k in keys}, {k: [] for k in keys}
     pipeline, last, stats = {}, {}, {}
     for _ in range(repeat + 1):
-        for mode in modes:
-            last[mode] = raw = run_vulkan(device, prep, shaders[mode])
-            pipeline.setdefault(mode, raw.timings.get("pipeline_s", 0.0))
-            stats.setdefault(mode, getattr(device, "last_statistics", None))
-            dispatch[mode].append(raw.timings.get("dispatch_s", raw.timings["run_s"]))
+        for k in keys:
+            on, mode = sites[k[0]], k[1]
+            last[k] = raw = run_vulkan(on, prep, shaders[mode])
+            pipeline.setdefault(k, raw.timings.get("pipeline_s", 0.0))
+            stats.setdefault(k, getattr(on, "last_statistics", None))
+            dispatch[k].append(raw.timings.get("dispatch_s", raw.timings["run_s"]))
             if "gpu_s" in raw.timings:
-                gpu[mode].append(raw.timings["gpu_s"])
-    rows = [_row(case, prep, shaders[mode], last[mode], translate_s[mode], pipeline[mode], dispatch[mode], gpu[mode])
-            for mode in modes]
-    for row, mode in zip(rows, modes):
+                gpu[k].append(raw.timings["gpu_s"])
+    rows = []
+    for k in keys:
+        mode = k[1]
+        row = _row(case, prep, shaders[mode], last[k], translate_s[mode], pipeline[k], dispatch[k], gpu[k])
         if mode == NATIVE_MODE:
             row["mode"] = NATIVE_MODE
-        if stats[mode]:         # the driver's word on the compiled code (registers, spills...)
-            row["driver_statistics"] = stats[mode]
-        if warmed.get(mode):
-            row["warm_up"] = warmed[mode]
+        if stats[k]:         # the driver's word on the compiled code (registers, spills...)
+            row["driver_statistics"] = stats[k]
+        if warmed.get(k):
+            row["warm_up"] = warmed[k]
+        if k[0] == 1:
+            row["after_library"] = True
+        rows.append(row)
     return rows
 
 
@@ -243,25 +252,25 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
                                                     tight_loops_allowed(device.info), frozenset(device.info.features))))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))
-    def run(on, items, warm=False, **extra):
+    def run(on, items, warm=False, after=None):
         for case, modes, translated in items:
             try:
                 if isinstance(translated, Exception):
                     raise translated
-                rows.extend({"device": device_id, **row, **extra}
-                            for row in measure(on, case, modes, repeat, translated, warm=warm))
+                rows.extend({"device": device_id, **row}
+                            for row in measure(on, case, modes, repeat, translated, warm=warm, after=after))
             except Exception as exc:  # noqa: BLE001
                 rows.extend({"device": device_id, "case": case.id, "mode": mode, "error": f"{type(exc).__name__}: {exc}",
-                             **extra} for mode in modes)
+                             **({"after_library": True} if site else {})}
+                            for site in range(1 if after is None else 2) for mode in modes)
     library = [w for w in work if not w[0].id.startswith("bench/")]
     kernels = [w for w in work if w[0].id.startswith("bench/")]
     run(device, library)
     # the bench kernels alone, on a VkDevice of their own (which keeps the driver's statistics of
-    # their code), then after the library on its device; each at a settled clock (warm_up)
+    # their code), and after the library on its device, dispatched in turn (measure's ``after``),
+    # each at a settled clock (warm_up)
     with fresh_device(device_index, statistics=True) as alone:
-        run(alone, kernels, warm=True)
-    if library:
-        run(device, kernels, warm=True, after_library=True)
+        run(alone, kernels, warm=True, after=device if library else None)
     return {"rows": rows, "wall_s": time.perf_counter() - start, "subgroup_size": device.info.subgroup_size}
 
 

@@ -182,3 +182,24 @@ def test_a_warm_up_that_does_not_settle_says_so_and_stops_at_its_limit():
 
 def test_no_warm_up_without_a_device_clock():
     assert settle(lambda count: None) is None
+
+
+def test_alone_and_after_the_library_are_dispatched_in_turn(monkeypatch):
+    """A slow spell of the machine hits both devices alike: round by round, every mode on the
+    kernels' own device, then every mode on the library's."""
+    from warpboard.harness.run.dispatch import RawRun
+    from warpboard.harness.tools import bench
+    case = next(c for c in bench_cases(1, 32) if c.name == "bench_plain_loop")
+    translated = translate_all(case, ["free", "turns"], 1)
+    calls = []
+
+    def fake_run(device, prep, shader, timeout_s=60.0, dispatches=1):
+        calls.append((device, shader.mode))
+        return RawRun([bytes(4 * 32)], counters={"turns": 0, "steps": 1, "barriers": 0, "instructions": 32},
+                      timings={"run_s": 0.001, "dispatch_s": 0.001, "gpu_s": 0.0005 if device == "alone" else 0.002})
+    monkeypatch.setattr(bench, "run_vulkan", fake_run)
+    rows = bench.measure("alone", case, ["free", "turns"], 2, translated, after="library")
+    assert calls == [("alone", "free"), ("alone", "turns"), ("library", "free"), ("library", "turns")] * 3
+    assert [(r["mode"], bool(r.get("after_library"))) for r in rows] == \
+        [("free", False), ("turns", False), ("free", True), ("turns", True)]
+    assert [r["gpu_s"]["median"] for r in rows] == [0.0005, 0.0005, 0.002, 0.002]
