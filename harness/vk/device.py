@@ -37,7 +37,7 @@ class _Pipeline:
 
 
 class Device:
-    """One logical device with one compute queue; runs single dispatches (not thread-safe).
+    """One logical device with one compute queue; runs single dispatches, or batches of one back to back (not thread-safe).
 
     ``Device(index)`` opens the instance, the logical device (with every feature of
     ``_WANTED_FEATURES`` the device has) and a command pool. ``run`` caches shader
