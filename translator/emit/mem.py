@@ -30,20 +30,22 @@ ATOMIC_OPCODES = {"add": "AtomicIAdd", "and": "AtomicAnd", "or": "AtomicOr", "xo
 
 
 LOCAL_IN_WORKGROUP_BYTES = 8192     # the most workgroup memory the threads' local windows take
+VULKAN_MIN_SHARED_BYTES = 16384     # maxComputeSharedMemorySize every Vulkan device offers
 
 
 def local_in_workgroup(e, words: int) -> bool:
     """Whether the threads' local windows (``words`` each) live in workgroup memory, thread t's
     word w at ``w * threads + t``, instead of an array in each invocation's Function storage:
     on a device without ``tight_loops`` (lavapipe), in free and turns mode, where all of them
-    take at most LOCAL_IN_WORKGROUP_BYTES and, with the case's shared memory, at most the 16 KB
-    every Vulkan device has. Mesa 22.3's lavapipe indexes a Function array by a computed word
-    far more slowly: memory/local_divergent took 0.58 ms free, 0.23 ms so (translator/README.md,
-    "Local memory and constant banks"). No thread reads another's words."""
+    take at most LOCAL_IN_WORKGROUP_BYTES and, with the case's shared memory, at most the
+    VULKAN_MIN_SHARED_BYTES every Vulkan device has. Mesa 22.3's lavapipe indexes a Function
+    array by a computed word far more slowly: memory/local_divergent took 0.48 ms free, 0.13 ms
+    so, on lavapipe-w8 (translator/README.md, "Local memory and constant banks"). No thread
+    reads another's words."""
     total = 4 * words * e.nthreads
     shared = e.shared_bytes if e.program.uses_shared else 0
     return (not e.tight_loops and e.mode in ("free", "turns") and total <= LOCAL_IN_WORKGROUP_BYTES
-            and total + shared <= 16384)
+            and total + shared <= VULKAN_MIN_SHARED_BYTES)
 
 
 class MemoryEmitter:
