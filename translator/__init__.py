@@ -22,10 +22,11 @@ from .ir.program import Program, decode, load_program
 from .sass.listing import ANONYMOUS, parse_listing
 from .sass.operands import clear_caches
 from . import spirv
+from .spirv import workgroup_bytes
 from .values import vprintf
 from .values.vprintf import PrintfOutput, PrintfRecord
 
 __all__ = ["abi", "vprintf", "spirv", "translate", "Shader", "STRATEGIES", "warp_subgroups_used", "Interpreter", "Memory", "Program",
            "decode", "load_program", "parse_listing", "ANONYMOUS", "clear_caches", "PrintfOutput",
            "PrintfRecord", "ConstantRead", "constant_reads", "TranslatorError", "SassSyntaxError", "UnsupportedInstruction", "ProgramError",
-           "Fault", "Livelock", "BadPc", "TRAP"]
+           "Fault", "Livelock", "BadPc", "TRAP", "workgroup_bytes"]

@@ -1,18 +1,28 @@
 """The kernel ABI shared by the emitter, the interpreter and the harness.
 
-SM86 side: constant bank 0 holds blockDim (0x0), gridDim (0xc), the stack pointer (0x28) and
-the parameters from 0x160; banks 1-4 hold what the case gives them (nvcc puts ``__constant__``
-data in bank 3, its own tables in bank 2, printf's format strings in bank 4). Local memory
-(LDL/STL) is each thread's own window of :func:`local_frame_bytes` bytes just below the stack
-pointer's start ``STACK_TOP``: the kernel's prologue lowers R1 by its frame size and addresses
-its locals from there; ``c[0x0][0x20]``, the local window's generic address, is 0, so a
-generic pointer to a local variable (printf's argument buffer) is its local address. Global
-memory is addressed with 64-bit pointers; the harness gives buffer *k* the address
-``(BUFFER_HI + k) << 32 | BUFFER_LO``, so pointer arithmetic in the listing works and an
-address outside every buffer is recognised (FAULT). The kernel's initialised global data
-(nvcc's ``.nv.global.init``: printf's format strings) is buffer ``GLOBAL_DATA_SLOT``, and the
-functions outside the kernel that bank 4 points to have addresses of their own
-(``FUNCTIONS``: vprintf).
+SM86 side: constant bank 0 holds blockDim (0x0), gridDim (0xc), the generic windows of shared
+and local memory (0x18, 0x20), the stack pointer (0x28) and the parameters from 0x160; banks
+1-4 hold what the case gives them (nvcc puts ``__constant__`` data in bank 3, its own tables in
+bank 2, printf's format strings in bank 4). Local memory (LDL/STL) is each thread's own window
+of :func:`local_frame_bytes` bytes just below the stack pointer's start ``STACK_TOP``: the
+kernel's prologue lowers R1 by its frame size and addresses its locals from there. Global memory is addressed with 64-bit pointers; the harness gives
+buffer *k* the address ``(BUFFER_HI + k) << 32 | BUFFER_LO``, so pointer arithmetic in the
+listing works and an address outside every buffer is recognised (FAULT).
+
+A *generic* address (LD/ST/ATOM; a C++ pointer the compiler cannot place) may also name
+shared memory or the thread's local memory, through two windows of 4 GiB whose bases bank 0
+holds as 64-bit words, where ptxas reads them: ``c[0x0][0x18]`` (``SHARED_WINDOW``;
+``cvta.shared`` adds it to a shared offset, ``cvta.to.shared`` subtracts it) and
+``c[0x0][0x20]`` (``LOCAL_WINDOW``; ``cvta.local`` adds it to a local address such as R1's,
+``cvta.to.local`` subtracts it). A window is the addresses whose high word is its own
+(``SHARED_WINDOW_HI``, ``LOCAL_WINDOW_HI``), with a low word of 0 at its base, so a generic
+address's low word is its shared offset or its local address; no buffer's high word
+(``BUFFER_HI`` + k) and no function address is a window's, so a generic address names one
+place (:func:`generic_target`).
+
+The kernel's initialised global data (nvcc's ``.nv.global.init``: printf's format strings) is
+buffer ``GLOBAL_DATA_SLOT``, and the functions outside the kernel that bank 4 points to have
+addresses of their own (``FUNCTIONS``: vprintf).
 
 Vulkan side: two storage buffers. Binding 0, ``ctrl``: status words, counters, the buffer
 table, the step budget and constant bank 0. Binding 1, ``heap``: every case buffer, one after
@@ -35,6 +45,9 @@ PARAM_BYTES = {"u8": 1, "u16": 2, "u32": 4, "u64": 8}
 BUFFER_HI = 0x7F00
 BUFFER_LO = 0x10000000
 MAX_BUFFERS = 8
+SHARED_WINDOW_BASE, LOCAL_WINDOW_BASE = 0x18, 0x20     # where bank 0 holds the windows' bases
+SHARED_WINDOW_HI, LOCAL_WINDOW_HI = 0x7D00, 0x7C00     # the high word of a generic address there
+SHARED_WINDOW, LOCAL_WINDOW = SHARED_WINDOW_HI << 32, LOCAL_WINDOW_HI << 32
 GLOBAL_DATA_SLOT = MAX_BUFFERS - 1      # the buffer holding the kernel's .nv.global.init
 FUNCTIONS = {"vprintf": 0x7E00_0000_0000_1000}   # where bank 4's function pointers point
 
@@ -49,6 +62,7 @@ PRINTF_RECORDS = 4096                    # records a launch keeps
 STATUS, STATUS_PC, STATUS_THREAD, STATUS_ADDR_LO, STATUS_ADDR_HI, STATUS_BLOCK = 0, 1, 2, 3, 4, 5
 TURNS, STEPS, BARRIERS, INSTRUCTIONS = 8, 9, 10, 11    # counters, summed over workgroups
 BUDGET = 16
+SCRATCH = 17                   # heap word where the workgroups' scratch slices start (translator.emit.turns.storage)
 TABLE = 32                     # per buffer: heap word offset, size in bytes (whole words)
 CBANK = 64
 CTRL_WORDS = CBANK + CBANK_BYTES // 4 + (NUM_BANKS - 1) * BANK_BYTES // 4
@@ -92,6 +106,15 @@ def buffer_address(k: int) -> int:
     return (BUFFER_HI + k) << 32 | BUFFER_LO
 
 
+def generic_target(addr: int) -> tuple[str, int]:
+    """Where a 64-bit generic address points: ("shared", byte offset), ("local", local
+    address) inside a window, else ("global", addr)."""
+    for space, window in (("shared", SHARED_WINDOW), ("local", LOCAL_WINDOW)):
+        if addr >> 32 == window >> 32:
+            return space, addr - window
+    return "global", addr
+
+
 def global_data_address(offset: int = 0) -> int:
     """The address of byte ``offset`` of the kernel's initialised global data."""
     return buffer_address(GLOBAL_DATA_SLOT) + offset
@@ -125,6 +148,7 @@ def constant_bank(launch: Launch, params: list[tuple[str, int]], data=()) -> byt
         struct.pack_into(f"<{len(words)}I", bank, bank_start(k) + offset, *words)
     struct.pack_into("<6I", bank, 0, *launch.block, *launch.grid)
     struct.pack_into("<I", bank, STACK_POINTER, STACK_TOP)
+    struct.pack_into("<QQ", bank, SHARED_WINDOW_BASE, SHARED_WINDOW, LOCAL_WINDOW)
     offset = PARAM_BASE
     for kind, value in params:
         size = PARAM_BYTES[kind]

@@ -162,7 +162,7 @@ def waiting_at(listing: Path, message: str) -> list[str]:
     return [f"0x{pc:04x} {text.get(pc, '?')}" for pc in pcs]
 
 
-TABLE_STATUSES = ("PASS", "FAIL", "LIVELOCK", "UNSUPPORTED", "ERROR", "FAULT", "TIMEOUT", "CRASH")
+TABLE_STATUSES = ("PASS", "FAIL", "LIVELOCK", "UNSUPPORTED", "ERROR", "FAULT", "TIMEOUT", "DEVICE_LOST", "CRASH")
 
 
 def table(doc: dict, markdown: bool = False) -> str:

@@ -1,8 +1,8 @@
 """Random divergent CUDA kernels that are well-defined by construction.
 
 ``generate(seed, knobs)`` returns a :class:`Program`: the text of one ``extern "C"`` kernel
-``fz<seed>(unsigned *out, const unsigned *in)``, its launch (1-D block of 1..128 threads,
-partial warps included, 1..3 blocks) and its buffers. The same seed and knobs give the same
+``fz<seed>(unsigned *out, const unsigned *in)``, its launch (1-D block of 1..1024 threads,
+partial warps included, 1..8 blocks) and its buffers. The same seed and knobs give the same
 text. The kernel mixes nested if/else and switch on lane bits and on data, loops with
 per-lane trip counts, break / continue / early return, votes, shuffles, match, reduce,
 ``__syncwarp``, block barriers, shared-memory exchanges, atomics and integer arithmetic
@@ -149,6 +149,7 @@ class Generator:
         self.indices: list[str] = []      # loop indices in scope (read-only values)
         self.features: set[str] = set()
         self.returned = False             # an early return was generated (no block barriers after)
+        self.block_threads = 0            # threads per block, chosen before the kernel is written
 
     def fresh(self, prefix: str) -> str:
         """A new local name; never one the kernel's prologue declares (``m0``)."""
@@ -409,7 +410,7 @@ class Generator:
     def kernel(self, name: str) -> str:
         self.emit(0, f'extern "C" __global__ void {name}(unsigned *out, const unsigned *in) {{')
         for line in (
-                "__shared__ unsigned sh[128];",
+                f"__shared__ unsigned sh[{max(128, self.block_threads)}];",
                 "const unsigned t = threadIdx.x, lane = t & 31u;",
                 "const unsigned n = gridDim.x * blockDim.x, gid = blockIdx.x * blockDim.x + t;",
                 "const unsigned left = blockDim.x - (t & ~31u);",
@@ -449,6 +450,7 @@ def generate_edited(seed: int, knobs: Knobs, edits: dict[int, int] | None = None
     block = gen.rng.choice(knobs.block_sizes)
     block = gen.site("block", block, {"32": 32} if block > 32 else {})
     grid = gen.site("grid", gen.rng.choice(knobs.grids), {"1": 1})
+    gen.block_threads = block
     source = _tidy(gen.kernel(name)) if gen.edits else gen.kernel(name)
     threads = block * grid
     data = random.Random(seed ^ 0x5EED)

@@ -6,8 +6,8 @@ A knob file is TOML (see ``default.toml`` beside this module, which holds the de
     max_depth = 3                 # nesting of if / switch / loop
     top_statements = [6, 12]      # statements at the kernel's top level (inclusive range)
     block_statements = [1, 4]     # statements in a branch, case or loop body
-    block_sizes = [32, 48, 64, 100, 128]   # threads per block (1-D), 32..128, partial warps welcome
-    grids = [1, 2, 3]             # blocks per grid
+    block_sizes = [32, 48, 64, 100, 128]   # threads per block (1-D), 1..1024, partial warps welcome
+    grids = [1, 2, 3]             # blocks per grid, 1..8 (big_blocks.toml: blocks of 256..1024)
     batch = 20                    # kernels per nvcc / g++ call
     split_masks = 0               # percent of warp collectives whose mask splits the lanes
                                   # there in two groups by a lane bit (each group its own mask)
@@ -102,9 +102,9 @@ def parse(data: dict, path: Path, base: Knobs | None = None) -> Knobs:
         if key in prog:
             changes[key] = _range(path, key, prog[key])
     if "block_sizes" in prog:
-        changes["block_sizes"] = _ints(path, "block_sizes", prog["block_sizes"], 1, 128)
+        changes["block_sizes"] = _ints(path, "block_sizes", prog["block_sizes"], 1, 1024)
     if "grids" in prog:
-        changes["grids"] = _ints(path, "grids", prog["grids"], 1, 3)
+        changes["grids"] = _ints(path, "grids", prog["grids"], 1, 8)
     weights = dict(knobs.weights)
     for key, value in data.get("weights", {}).items():
         if key not in STATEMENT_KINDS + EXPRESSION_KINDS:

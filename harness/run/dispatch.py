@@ -122,28 +122,31 @@ SHADER_FEATURES = frozenset({"shaderInt64", "shaderBufferInt64Atomics", "shaderM
 def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
                    use_cache: bool = True, warp_subgroups: bool = False,
                    features: frozenset[str] | None = None, strategy: str = "turns",
-                   tight_loops: bool = False) -> tuple[Shader, float]:
+                   tight_loops: bool = False, workgroup_limit: int | None = None) -> tuple[Shader, float]:
     """The case's shader (from the SPIR-V cache when it has it) and the seconds it took;
     ``features``: the device's (translator.translate: what the shader may use); ``strategy``:
-    one of translator.STRATEGIES; ``tight_loops``: see :func:`tight_loops_allowed`."""
+    one of translator.STRATEGIES; ``tight_loops``: see :func:`tight_loops_allowed`;
+    ``workgroup_limit``: the device's maxComputeSharedMemorySize (translator.translate)."""
     start = time.perf_counter()
     case, program = prep.case, prep.program
     used = None if features is None else frozenset(features) & SHADER_FEATURES
     key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,
-                          subgroup_vote, warp_subgroups, used, strategy, tight_loops) if use_cache else None
+                          subgroup_vote, warp_subgroups, used, strategy, tight_loops, workgroup_limit) if use_cache else None
     spirv = cache.load_spirv(key) if key else None
     facts = cache.load_shader_facts(key) if spirv is not None else None
-    if facts is not None:
+    if facts is not None and "scratch_words" in facts:
         shader = Shader(spirv, facts["mode"], prep.launch.block, case.shared_bytes, program.name,
                         len(program.insts), cached=True, warp_subgroups=facts["warp_subgroups"],
-                        subgroup_size=facts["subgroup_size"])
+                        subgroup_size=facts["subgroup_size"], scratch_words=facts["scratch_words"])
     else:
         shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups,
-                           strategy=strategy, features=used, tight_loops=tight_loops)
+                           strategy=strategy, features=used, tight_loops=tight_loops,
+                           workgroup_limit=workgroup_limit)
         if key:
             cache.store_spirv(key, shader.spirv)
             cache.store_shader_facts(key, {"mode": shader.mode, "warp_subgroups": shader.warp_subgroups,
-                                           "subgroup_size": shader.subgroup_size})
+                                           "subgroup_size": shader.subgroup_size,
+                                           "scratch_words": shader.scratch_words})
     return shader, time.perf_counter() - start
 
 
@@ -222,8 +225,12 @@ def run_vulkan(device, prep: Prepared, shader: Shader, timeout_s: float = 60.0, 
     buffers (harness.vk.Device.run), for a load, not for the results."""
     if len(prep.buffers) > abi.MAX_BUFFERS:
         raise ValueError(f"{len(prep.buffers)} buffers; the ABI has room for {abi.MAX_BUFFERS}")
-    heap = heap_bytes(prep.buffers)
-    by_name = {"ctrl": control_words(prep), "heap": heap}
+    heap, ctrl = heap_bytes(prep.buffers), control_words(prep)
+    if shader.scratch_words:        # each workgroup's bookkeeping after the buffers (translator.emit.turns.storage)
+        scratch = shader.scratch_words * prep.launch.blocks
+        ctrl = ctrl[:4 * abi.SCRATCH] + struct.pack("<I", len(heap) // 4) + ctrl[4 * abi.SCRATCH + 4:]
+        heap += bytes(4 * scratch)
+    by_name = {"ctrl": ctrl, "heap": heap}
     if prep.program.calls_external:
         words = vprintf.buffer_words()
         by_name["printf"] = struct.pack(f"<{len(words)}I", *words)

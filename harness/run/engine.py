@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 
-from warpboard.translator import TranslatorError, UnsupportedInstruction
+from warpboard.translator import TranslatorError, UnsupportedInstruction, workgroup_bytes
 
 from .. import translators
 from ..case.expectations import Expectations, driver_version
@@ -28,12 +28,16 @@ from . import compare, findings, printf
 from .dispatch import prepare, run_interpreter, run_vulkan
 from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
 from . import devices
-from .worker import Worker, cached_device
+from .worker import Worker, cached_device, forget_device
 
 INTERP = "interp"
 INTERP_DEVICE = {"id": INTERP, "name": "CPU reference interpreter", "driver_name": "warpboard",
                  "driver_info": "translator.interp", "api_version": "", "subgroup_size": 32}
 WORKER_OUTCOME = {"timeout": Outcome.TIMEOUT, "crash": Outcome.CRASH}   # a worker reply's kind
+# harness.vk's errors that end a cell with an outcome of its own (by name: the parent never imports Vulkan)
+VULKAN_OUTCOME = {"VkTimeout": Outcome.TIMEOUT, "VkDeviceLost": Outcome.DEVICE_LOST}
+# outcomes after which the worker's device cannot be trusted: the next cell gets a new worker process
+FRESH_WORKER_AFTER = (Outcome.TIMEOUT.value, Outcome.DEVICE_LOST.value)
 
 
 COST_FACTOR = 4                     # a case's watchdog: this many times its recorded cost ...
@@ -97,6 +101,9 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
             raw = run_interpreter(prep)
         else:
             shader = translators.load(translator).translate(prep, device.info, options.mode)
+            beyond = shader_limit(shader.spirv, device.info)
+            if beyond:
+                raise _BeyondDevice(beyond)
             raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
         _record(case, raw, result)
     except (UnsupportedInstruction, _BeyondDevice) as exc:
@@ -104,9 +111,10 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
     except (TranslatorError, CaseError) as exc:
         result.outcome, result.message = Outcome.ERROR.value, str(exc)
     except Exception as exc:  # noqa: BLE001 - every failure is a cell, with its traceback
-        timed_out = type(exc).__name__ == "VkTimeout"
-        result.outcome = (Outcome.TIMEOUT if timed_out else Outcome.ERROR).value
+        result.outcome = VULKAN_OUTCOME.get(type(exc).__name__, Outcome.ERROR).value
         result.message = f"{type(exc).__name__}: {exc}"
+        if result.outcome == Outcome.DEVICE_LOST.value:
+            result.message += "; this cell only: the next cell runs on a new device"
         result.traceback = traceback.format_exc()
     result.status = decide(result.run)
     result.time_s = time.perf_counter() - start
@@ -118,20 +126,30 @@ class _BeyondDevice(Exception):
 
 
 def device_limit(case: Case, info) -> str | None:
-    """What of the case's launch the device cannot hold (block size, block count, shared
-    memory, buffer size), or None: such a cell is UNSUPPORTED on that device."""
+    """What of the case's launch the device cannot hold (block size, block count, buffer size),
+    or None: such a cell is UNSUPPORTED on that device. Shared memory is checked on the
+    translated module (:func:`shader_limit`): only a kernel that uses it declares it."""
     block, most = case.block, tuple(info.max_workgroup_size)
     if case.threads_per_block > info.max_workgroup_invocations or any(b > m for b, m in zip(block, most)):
         return (f"block {list(block)} exceeds the device's limits ({info.max_workgroup_invocations} "
                 f"invocations, {list(most)} per dimension)")
     if any(g > m for g, m in zip(case.grid, info.max_workgroup_count)):
         return f"grid {list(case.grid)} exceeds the device's {list(info.max_workgroup_count)}"
-    if case.shared_bytes > info.max_shared_memory:
-        return f"{case.shared_bytes} bytes of shared memory, the device has {info.max_shared_memory}"
     largest = max(case.buffers, key=lambda b: b.words)
     if largest.words * 4 > info.max_storage_buffer_range:
         return (f"buffer {largest.name!r} of {largest.words * 4} bytes exceeds the device's "
                 f"storage buffer range ({info.max_storage_buffer_range})")
+    return None
+
+
+def shader_limit(spirv: bytes, info) -> str | None:
+    """What of a translated module the device cannot hold (its workgroup memory), or None.
+    Such a module is invalid, and a driver may accept it and lose the device at the dispatch
+    (NVIDIA's does): the cell is UNSUPPORTED instead."""
+    need = workgroup_bytes(spirv)
+    if need > info.max_shared_memory:
+        return (f"the shader's workgroup variables take {need} bytes (the kernel's shared memory and "
+                f"the translator's own); the device has {info.max_shared_memory}")
     return None
 
 
@@ -178,6 +196,8 @@ def worker_run(case_path: str, root: str | None, device_index: int | None, devic
     result = run_case(case, device_id, device, Options(**options), translator)
     if device is not None:
         result.subgroup_size = device.info.subgroup_size
+        if device.unusable:
+            forget_device(device_index)     # a caller that keeps this process gets a new device next
     return result.to_json()
 
 
@@ -340,8 +360,8 @@ def run_in_worker(worker, case: Case, device_id: str, index: int | None, options
                         **({"translator": translator} if translator else {}))
     if reply.ok:
         result = CaseResult.from_json(reply.value)
-        if result.status is Status.TIMEOUT:
-            worker.close()          # the device may still be busy: start afresh
+        if result.outcome in FRESH_WORKER_AFTER:
+            worker.close()          # the device is lost or may still be busy: the next cell starts afresh
         return result
     outcome = WORKER_OUTCOME.get(reply.kind, Outcome.ERROR)
     result = CaseResult(case.id, device_id, decide(Run(outcome)), message=reply.describe(),

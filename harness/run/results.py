@@ -42,6 +42,7 @@ class Status(str, enum.Enum):
     LIVELOCK = "LIVELOCK", True, "#6a1b9a", "step budget spent"
     FAULT = "FAULT", True, "#ad1457", "access outside every buffer"
     TIMEOUT = "TIMEOUT", True, "#4527a0", "killed by the watchdog"
+    DEVICE_LOST = "DEVICE_LOST", True, "#311b92", "the driver lost the device (VK_ERROR_DEVICE_LOST) in this cell"
     CRASH = "CRASH", True, "#000000", "worker process died"
     ERROR = "ERROR", True, "#5d4037", "anything else"
 
@@ -72,6 +73,7 @@ class Outcome(str, enum.Enum):
     UNSUPPORTED = "unsupported", Status.UNSUPPORTED, None  # an opcode or feature is missing
     UNCHECKED = "unchecked", Status.PENDING, None     # ran to the end, but the case has no expected words
     TIMEOUT = "timeout", Status.TIMEOUT, None         # the fence or the watchdog ran out
+    DEVICE_LOST = "device-lost", Status.DEVICE_LOST, None  # the driver lost the device: the next cell gets a new one
     CRASH = "crash", Status.CRASH, None               # the worker process died
     ERROR = "error", Status.ERROR, None               # anything else (translator error, exception)
 

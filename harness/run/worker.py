@@ -346,6 +346,14 @@ def cached_device(index: int = 0):
     return _DEVICES[index]
 
 
+def forget_device(index: int = 0) -> None:
+    """Close and drop the child's cached device ``index`` (one the driver lost, or that timed
+    out): the next :func:`cached_device` opens a new one."""
+    device = _DEVICES.pop(index, None)
+    if device is not None:
+        device.close()
+
+
 def fresh_device(index: int = 0, statistics: bool = False):
     """A new :class:`harness.vk.Device` for ``index``, beside the cached one (the caller
     closes it), probed (`warpboard bench` measures its kernels "alone" on one of these);

@@ -18,7 +18,8 @@ class Builtin:
         features = frozenset(info.features)
         if self.name == "turns":
             return translate_case(prep, mode, warp_subgroups=warps_are_subgroups(info, prep.launch.block),
-                                  features=features, tight_loops=tight_loops_allowed(info))[0]
+                                  features=features, tight_loops=tight_loops_allowed(info),
+                                  workgroup_limit=info.max_shared_memory)[0]
         program = prep.program
         if program.collectives:
             real = real_subgroup(info)

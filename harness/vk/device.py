@@ -215,7 +215,8 @@ class Device:
             self._pipelines.clear()
             if self._cache is not None:
                 try:
-                    self._save_pipeline_cache()
+                    if not self._unusable:      # a lost device's cache is not worth keeping
+                        self._save_pipeline_cache()
                 except OSError:
                     pass
                 _v.vkDestroyPipelineCache(self._device, self._cache, None)

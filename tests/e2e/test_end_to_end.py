@@ -80,6 +80,29 @@ def test_crash_hang_and_fault_each_cost_one_cell(make_case, lavapipe_w4):
         assert cells[("truth/loop_ballot", device)]["status"] == "PASS"
 
 
+def test_a_lost_device_costs_one_cell(make_case, lavapipe_w4):
+    """The driver loses the device in one cell: that cell is DEVICE_LOST, saying so, and the
+    worker's later cells run on a new device in a new process and pass."""
+    make_case.copy("truth/shfl_xor_reduce", "iso/lose_me")
+    later = ("truth/loop_ballot", "truth/shfl_xor_reduce", "vote/vote_uni")
+    for good in later:
+        make_case.copy(good)
+    cases = discover_cases(make_case.root)
+    assert cases[0].id == "iso/lose_me"
+    options = engine.Options(timeout_s=30.0, target="support.worker_targets:lose_device", retries=0)
+    doc = engine.run_matrix(cases, [lavapipe_w4], interp=False, options=options,
+                            root=str(make_case.root), jobs=1)
+    cells = {r["case"]: r for r in doc["results"]}
+    lost = cells["iso/lose_me"]
+    assert lost["status"] == "DEVICE_LOST", lost["message"] + (lost.get("traceback") or "")
+    assert "VK_ERROR_DEVICE_LOST" in lost["message"] and "next cell runs on a new device" in lost["message"]
+    pids = {lost["message"].rsplit("[pid ", 1)[1]}
+    for case in later:
+        assert cells[case]["status"] == "PASS", cells[case]["message"]
+        pids.add(cells[case]["message"].rsplit("[pid ", 1)[1])
+    assert len(pids) == 2       # the lost one, and one new worker for every later cell
+
+
 def test_a_mismatch_names_thread_warp_and_lane(make_case):
     make_case.copy("truth/shfl_xor_reduce", "iso/wrong", edit=lambda text: text.replace("26416", "26417", 1))
     result = engine.run_case(make_case.load("iso/wrong"), "interp")

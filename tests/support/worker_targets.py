@@ -81,6 +81,25 @@ def misbehave(case_path, root, index, device_id, options, translator=None):
     return worker_run(case_path, root, index, device_id, options, translator)
 
 
+def lose_device(case_path, root, index, device_id, options, translator=None):
+    """The engine's cell target, except that from a case named lose_me on, this process's
+    driver reports its device lost: the binding's vkWaitForFences raises VkErrorDeviceLost,
+    as NVIDIA's driver does after a shader it had to kill, and keeps raising it, as a lost
+    device does (only a new process gets a working one)."""
+    if "lose_me" in case_path:
+        import vulkan
+        cached_device(index)            # opened and probed before the loss
+        wait = vulkan.vkWaitForFences
+
+        def lost(*args):
+            wait(*args)                 # the work is done: nothing in flight when the objects go
+            raise vulkan.VkErrorDeviceLost()
+        vulkan.vkWaitForFences = lost
+    result = worker_run(case_path, root, index, device_id, options, translator)
+    result["message"] = f"{result.get('message') or ''} [pid {os.getpid()}]"
+    return result
+
+
 def pid_cell(case_path, root, index, device_id, options, translator=None) -> dict:
     """A PASS cell whose message is the worker's pid (which process ran the case)."""
     case = os.path.basename(case_path).removesuffix(".toml")

@@ -12,8 +12,6 @@ The shader's bindings and memory layout are in :mod:`translator.abi`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .. import abi
 from ..errors import UnsupportedInstruction
 from ..ir.program import Block, Program
@@ -28,6 +26,7 @@ from .mem import MemoryEmitter
 from .outcome import Outcome
 from .pairs import PairCtx
 from .printf import VprintfEmitter
+from .shader import Shader, warp_subgroups_used
 
 STRATEGIES = {
     "turns": turns.warp_for,
@@ -38,34 +37,13 @@ program's blocks (translator/README.md, "Adding a strategy"); one whose ``warp_f
 set runs every program in that mode."""
 
 
-@dataclass(frozen=True)
-class Shader:
-    """A translated kernel: SPIR-V words and what the dispatcher needs to know about them."""
-    spirv: bytes
-    mode: str
-    block: tuple[int, int, int]
-    shared_bytes: int
-    kernel: str
-    instructions: int
-    cached: bool = False        # came from the SPIR-V cache, not from translation
-    warp_subgroups: bool = False  # collectives as subgroup operations: the device's subgroups must be warps
-    subgroup_size: int | None = None  # the subgroup size to ask the pipeline for where the device can (subgroup-native)
-    entry: str = "main"
-    bindings: tuple[str, ...] = ("ctrl", "heap", "printf")   # the ABI's buffers by binding (translator.abi)
-
-
-def warp_subgroups_used(mode: str, subgroup_vote: bool, warp_subgroups: bool) -> bool:
-    """Whether a shader of this mode takes collectives to subgroup operations when asked:
-    only in turns mode, and only with the vote reduced in the subgroup."""
-    return warp_subgroups and subgroup_vote and mode == "turns"
-
-
 class Emitter:
     """Builds the module for one program and one block shape."""
 
     def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
                  subgroup_vote: bool = True, warp_subgroups: bool = False, strategy: str = "turns",
-                 features: frozenset[str] | None = None, tight_loops: bool = False):
+                 features: frozenset[str] | None = None, tight_loops: bool = False,
+                 workgroup_limit: int | None = None):
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown translation strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         self.program, self.block, self.shared_bytes = program.for_block(block), block, shared_bytes
@@ -79,6 +57,7 @@ class Emitter:
         # the device features the shader may use (Vulkan feature names; None: all of them)
         self.features = features
         self.tight_loops = tight_loops      # a block that loops on itself may loop in its case (_emit_tight)
+        self.workgroup_limit = workgroup_limit  # the device's maxComputeSharedMemorySize (None: no limit)
         self.int64 = features is None or "shaderInt64" in features
         self.int64_atomics = self.int64 and (features is None or "shaderBufferInt64Atomics" in features)
         self.Ctx = SpirvCtx if self.int64 else PairCtx      # 64-bit values: native, or pairs of words
@@ -427,7 +406,8 @@ class Emitter:
             m.emit("mode", "ExecutionMode", entry_id, mode)
         return Shader(m.assemble(), self.mode, self.block, self.shared_bytes, self.program.name,
                       len(self.program.insts), warp_subgroups=self.warp_subgroups,
-                      subgroup_size=getattr(self.warp, "subgroup_size", None))
+                      subgroup_size=getattr(self.warp, "subgroup_size", None),
+                      scratch_words=getattr(self.warp, "scratch_words", 0))
 
     def emit_strided(self, count: int, body) -> None:
         """``for (i = tid; i < count; i += threads) body(i)``: each thread a strided share."""
@@ -478,7 +458,8 @@ def _needs_uniform_flow(block: Block) -> bool:
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
               mode: str | None = None, subgroup_vote: bool = True, warp_subgroups: bool = False,
-              strategy: str = "turns", features: frozenset[str] | None = None, tight_loops: bool = False) -> Shader:
+              strategy: str = "turns", features: frozenset[str] | None = None, tight_loops: bool = False,
+              workgroup_limit: int | None = None) -> Shader:
     """Translate a program for one block shape; ``mode`` forces "free" or "turns";
     ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic);
     ``warp_subgroups`` swaps collectives' values with subgroup operations instead of workgroup
@@ -488,13 +469,15 @@ def translate(program: Program, block: tuple[int, int, int], shared_bytes: int =
     ``shaderInt64`` 64-bit values are pairs of words (:mod:`translator.emit.pairs`), and 64-bit
     atomics, which need it and ``shaderBufferInt64Atomics``, are UNSUPPORTED; ``tight_loops``: a
     block that branches to itself loops in its own case where threads step alone (for drivers
-    that do not stop a shader's loops after a shared count of iterations, as lavapipe does)."""
+    that do not stop a shader's loops after a shared count of iterations, as lavapipe does);
+    ``workgroup_limit``: the device's maxComputeSharedMemorySize, past which turns mode keeps its
+    bookkeeping in the heap (translator.emit.turns.storage)."""
     program = program.for_block(block)
     if mode == "free" and program.turns:
         raise ValueError(f"{program.name} uses collectives or barriers, or its lanes share memory in "
                          "instruction order: it cannot run in free mode")
     return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups, strategy, features,
-                   tight_loops).build()
+                   tight_loops, workgroup_limit).build()
 
 
 __all__ = ["translate", "Shader", "Emitter", "STRATEGIES", "warp_subgroups_used"]

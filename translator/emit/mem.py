@@ -8,12 +8,23 @@ array in each invocation's Function storage (on lavapipe, a slice of workgroup m
 thread's own: :func:`local_in_workgroup`), zeroed at the start, covering the
 ``program.local_bytes`` below ``abi.STACK_TOP``.
 
+A generic address (LD/ST/ATOM) takes one *route* per memory it may reach: shared memory where
+its high word is the shared window's, the thread's local window where it is the local window's
+(its low word is then the shared offset or the local address: ``abi.generic_target``), global
+memory otherwise; each route is bounds-checked as its memory's own instructions are and runs
+inside an ``if`` of its own (SPIR-V cannot select between pointers to different storage
+classes), and a thread that no route takes FAULTs. Only the routes the program has memory for,
+and that the address may take (``Program.generic_target``), are emitted. Atomics on the thread's
+local memory are a plain read-modify-write: no other invocation reaches it, and SPIR-V has no
+atomics on Function storage.
+
 64-bit atomics on global memory (``atomicAdd`` on ``double`` or ``unsigned long long``, 64-bit
 CAS, min, max, ...) are a compare-and-swap loop on a ``uint64_t`` view of the heap (each buffer
 starts on an 8-byte boundary; the device needs ``shaderBufferInt64Atomics``); they must be
 8-byte aligned (a FAULT otherwise, as on the chip). Shared memory is an array of 32-bit words,
 which SPIR-V cannot view as 64-bit without VK_KHR_workgroup_memory_explicit_layout: 64-bit
-atomics there are refused (UNSUPPORTED; the interpreter runs them).
+atomics there are refused (UNSUPPORTED; the interpreter runs them), and so is a generic 64-bit
+atomic whose address may lie in the shared window.
 """
 from __future__ import annotations
 
@@ -62,7 +73,7 @@ class MemoryEmitter:
         self.local_bytes = e.program.local_bytes
         self.lmem = None
         self.local_shared = False       # the threads' local windows in workgroup memory (below)
-        if any(i.spec.space == "local" for i in e.program.insts):
+        if e.program.uses_local:
             words = max(1, self.local_bytes // 4)
             if local_in_workgroup(e, words):
                 self.local_shared = True
@@ -130,6 +141,37 @@ class MemoryEmitter:
         where = {"global": self._global, "shared": self._shared, "local": self._local}[space]
         return where(x, addr, nbytes)
 
+    def _routes(self, x, space, addr, nbytes):
+        """(routes, bit shift within the word, address lo, address hi): each route a memory the
+        access may reach, (space, whether the access lies there and inside it, word index)."""
+        if space != "generic":
+            ok, index, shift, lo, hi = self._where(x, space, addr, nbytes)
+            return [(space, ok, index)], shift, lo, hi
+        lo, hi = x.lo(addr), x.hi(addr)
+        target = self.e.program.generic_target(x.inst)
+        routes = []
+        for where, window, memory in (("shared", abi.SHARED_WINDOW, self.smem), ("local", abi.LOCAL_WINDOW, self.lmem)):
+            if memory is not None and target in (where, "generic"):
+                ok, index, *_ = self._where(x, where, lo, nbytes)       # a window's base has a low word of 0
+                routes.append((where, x.band(x.cmp("eq", hi, x.k32(window >> 32), False), ok), index))
+        if target in ("global", "generic"):
+            ok, index, *_ = self._global(x, addr, nbytes)
+            routes.append(("global", ok, index))
+        return routes, self._shift(x, lo, nbytes), lo, hi       # the bases are multiples of 4
+
+    def _taken(self, x, routes, lo, hi, also=None):
+        """[(space, condition, word index)] for the routes, after noting a FAULT for the enabled
+        threads that take none (``also``: what every route needs besides, as alignment)."""
+        ok = None
+        for _, inside, _ in routes:
+            ok = inside if ok is None else x.bor(ok, inside)
+        ok = x.kb(False) if ok is None else ok
+        cond = self._guarded(x, ok if also is None else x.band(ok, also), lo, hi)
+        if len(routes) == 1:
+            return [(routes[0][0], cond, routes[0][2])]
+        return [(space, x.band(x.en, inside if also is None else x.band(inside, also)), index)
+                for space, inside, index in routes]
+
     def _ptr(self, space, index):
         f = self.f
         if space == "global":
@@ -158,13 +200,13 @@ class MemoryEmitter:
     # ---------------------------------------------------------------- operations
     def load(self, x, space, addr, nbytes, signed):
         f, u32 = self.f, self.m.u32()
-        ok, index, shift, lo, hi = self._where(x, space, addr, nbytes)
-        cond = self._guarded(x, ok, lo, hi)
+        routes, shift, lo, hi = self._routes(x, space, addr, nbytes)
         words = max(1, nbytes // 4)
         tmps = [f.local(u32) for _ in range(words)]
-        with f.if_(cond):
-            for w, tmp in enumerate(tmps):
-                f.store(tmp, f.load(u32, self._ptr(space, x.add(index, x.k32(w))), volatile=True))
+        for where, cond, index in self._taken(x, routes, lo, hi):
+            with f.if_(cond):
+                for w, tmp in enumerate(tmps):
+                    f.store(tmp, f.load(u32, self._ptr(where, x.add(index, x.k32(w))), volatile=True))
         values = [f.load(u32, t) for t in tmps]
         if nbytes >= 4:
             return values
@@ -176,42 +218,49 @@ class MemoryEmitter:
 
     def store(self, x, space, addr, nbytes, values):
         f, u32 = self.f, self.m.u32()
-        ok, index, shift, lo, hi = self._where(x, space, addr, nbytes)
-        cond = self._guarded(x, ok, lo, hi)
+        routes, shift, lo, hi = self._routes(x, space, addr, nbytes)
+        for where, cond, index in self._taken(x, routes, lo, hi):
+            with f.if_(cond):
+                self._store_words(x, where, index, shift, nbytes, values)
+
+    def _store_words(self, x, space, index, shift, nbytes, values):
+        f, u32 = self.f, self.m.u32()
         scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
-        with f.if_(cond):
-            if nbytes >= 4:
-                for w, v in enumerate(values):
-                    f.store(self._ptr(space, x.add(index, x.k32(w))), v, volatile=True)
-            elif space == "local":        # the thread's own: no other invocation touches it
-                mask = x.k32((1 << 8 * nbytes) - 1)
-                ptr = self._ptr(space, index)
-                kept = x.and_(f.load(u32, ptr), x.not_(x.shl(mask, shift)))
-                f.store(ptr, x.or_(kept, x.shl(x.and_(values[0], mask), shift)))
-            else:
-                mask = x.k32((1 << 8 * nbytes) - 1)
-                ptr = self._ptr(space, index)
-                f.op("AtomicAnd", u32, ptr, scope, x.k32(Sem.Relaxed), x.not_(x.shl(mask, shift)))
-                f.op("AtomicOr", u32, ptr, scope, x.k32(Sem.Relaxed), x.shl(x.and_(values[0], mask), shift))
+        if nbytes >= 4:
+            for w, v in enumerate(values):
+                f.store(self._ptr(space, x.add(index, x.k32(w))), v, volatile=True)
+        elif space == "local":        # the thread's own: no other invocation touches it
+            mask = x.k32((1 << 8 * nbytes) - 1)
+            ptr = self._ptr(space, index)
+            kept = x.and_(f.load(u32, ptr), x.not_(x.shl(mask, shift)))
+            f.store(ptr, x.or_(kept, x.shl(x.and_(values[0], mask), shift)))
+        else:
+            mask = x.k32((1 << 8 * nbytes) - 1)
+            ptr = self._ptr(space, index)
+            f.op("AtomicAnd", u32, ptr, scope, x.k32(Sem.Relaxed), x.not_(x.shl(mask, shift)))
+            f.op("AtomicOr", u32, ptr, scope, x.k32(Sem.Relaxed), x.shl(x.and_(values[0], mask), shift))
 
     def atomic(self, x, space, op, addr, value, compare, signed):
         f, u32 = self.f, self.m.u32()
         key = op if op in ATOMIC_OPCODES else (op, signed)
         if op not in ("cas", "inc", "dec") and key not in ATOMIC_OPCODES:
             raise UnsupportedInstruction(f"{x.inst.where}: atomic .{op.upper()} in '{x.inst.text}'", x.inst.opcode)
-        ok, index, _, lo, hi = self._where(x, space, addr, 4)
-        cond = self._guarded(x, ok, lo, hi)
-        scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
+        routes, _, lo, hi = self._routes(x, space, addr, 4)
         tmp = f.local(u32)
-        with f.if_(cond):
-            ptr = self._ptr(space, index)
-            if op == "cas":
-                old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), value, compare)
-            elif op in ("inc", "dec"):
-                old = self._cas_loop(x, ptr, scope, lambda old: _wrapping(x, op, old, value))
-            else:
-                old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(Sem.Relaxed), value)
-            f.store(tmp, old)
+        for where, cond, index in self._taken(x, routes, lo, hi):
+            scope = x.k32(Scope.Device if where == "global" else Scope.Workgroup)
+            with f.if_(cond), self._inner_values():
+                ptr = self._ptr(where, index)
+                if where == "local":
+                    old = f.load(u32, ptr)
+                    f.store(ptr, _atomic_result(x, op, signed, old, value, compare))
+                elif op == "cas":
+                    old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), value, compare)
+                elif op in ("inc", "dec"):
+                    old = self._cas_loop(x, ptr, scope, lambda old: _wrapping(x, op, old, value))
+                else:
+                    old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(Sem.Relaxed), value)
+                f.store(tmp, old)
         return f.load(u32, tmp)
 
     def atomic_update(self, x, space, addr, nbytes, update):
@@ -220,34 +269,52 @@ class MemoryEmitter:
         if nbytes == 8:
             return self._atomic_update_pair(x, space, addr, update)
         f, u32 = self.f, self.m.u32()
-        ok, index, _, lo, hi = self._where(x, space, addr, 4)
-        cond = self._guarded(x, ok, lo, hi)
-        scope = x.k32(Scope.Device if space == "global" else Scope.Workgroup)
+        routes, _, lo, hi = self._routes(x, space, addr, 4)
         tmp = f.local(u32)
-        with f.if_(cond), self._inner_values():
-            f.store(tmp, self._cas_loop(x, self._ptr(space, index), scope, lambda old: update(x, [old])[0]))
+        for where, cond, index in self._taken(x, routes, lo, hi):
+            scope = x.k32(Scope.Device if where == "global" else Scope.Workgroup)
+            with f.if_(cond), self._inner_values():
+                ptr = self._ptr(where, index)
+                if where == "local":
+                    old = f.load(u32, ptr)
+                    f.store(ptr, update(x, [old])[0])
+                else:
+                    old = self._cas_loop(x, ptr, scope, lambda old: update(x, [old])[0])
+                f.store(tmp, old)
         return [f.load(u32, tmp)]
 
     def _atomic_update_pair(self, x, space, addr, update):
         """``update`` of an 8-byte aligned pair of words in one atomic step; the old pair."""
-        if space != "global":
+        if space == "shared":
             raise UnsupportedInstruction(f"{x.inst.where}: a 64-bit atomic on {space} memory in '{x.inst.text}' "
                                          f"(the shader's {space} memory is 32-bit words; the interpreter runs it)",
                                          x.inst.opcode)
-        if not self.e.int64_atomics:
+        routes, _, lo, hi = self._routes(x, space, addr, 8)
+        spaces = {where for where, _, _ in routes}
+        if "shared" in spaces:
+            raise UnsupportedInstruction(f"{x.inst.where}: a 64-bit atomic through a generic address that may lie in "
+                                         f"shared memory in '{x.inst.text}' (the shader's shared memory is 32-bit "
+                                         "words; the interpreter runs it)", x.inst.opcode)
+        if "global" in spaces and not self.e.int64_atomics:
             raise UnsupportedInstruction(
                 f"{x.inst.where}: a 64-bit atomic in '{x.inst.text}' needs shaderInt64 and "
                 "shaderBufferInt64Atomics, which the device does not have", x.inst.opcode)
         f, m, u32 = self.f, self.m, self.m.u32()
-        ok, index, _, lo, hi = self._where(x, space, addr, 8)
         aligned = x.cmp("eq", x.and_(lo, x.k32(7)), x.k32(0), False)
-        cond = self._guarded(x, x.band(ok, aligned), lo, hi)
         tmps = [f.local(u32), f.local(u32)]
-        with f.if_(cond), self._inner_values():
-            old = self._cas_loop(x, self._heap64_ptr(x, index), x.k32(Scope.Device),
-                                 lambda old: x.join(*update(x, [x.lo(old), x.hi(old)])), m.u64())
-            for tmp, w in zip(tmps, [x.lo(old), x.hi(old)]):
-                f.store(tmp, w)
+        for where, cond, index in self._taken(x, routes, lo, hi, also=aligned):
+            with f.if_(cond), self._inner_values():
+                if where == "local":        # the thread's own pair: a plain read-modify-write
+                    ptrs = [self._ptr(where, x.add(index, x.k32(w))) for w in (0, 1)]
+                    old = [f.load(u32, p) for p in ptrs]
+                    for p, w in zip(ptrs, update(x, old)):
+                        f.store(p, w)
+                else:
+                    pair = self._cas_loop(x, self._heap64_ptr(x, index), x.k32(Scope.Device),
+                                          lambda old: x.join(*update(x, [x.lo(old), x.hi(old)])), m.u64())
+                    old = [x.lo(pair), x.hi(pair)]
+                for tmp, w in zip(tmps, old):
+                    f.store(tmp, w)
         return [f.load(u32, t) for t in tmps]
 
     @contextmanager
@@ -297,6 +364,23 @@ class MemoryEmitter:
         f.op("Branch", None, header)
         f.label(merge)
         return f.load(word, seen)
+
+
+def _atomic_result(x, op, signed, old, value, compare):
+    """The word an atomic ``op`` leaves where the memory held ``old`` (on the thread's own local
+    memory, which needs no atomic instruction)."""
+    if op == "add":
+        return x.add(old, value)
+    if op in ("and", "or", "xor"):
+        return {"and": x.and_, "or": x.or_, "xor": x.xor}[op](old, value)
+    if op == "exch":
+        return value
+    if op in ("min", "max"):
+        below = x.cmp("lt", old, value, signed)
+        return x.sel(below, old, value) if op == "min" else x.sel(below, value, old)
+    if op == "cas":
+        return x.sel(x.cmp("eq", old, compare, False), value, old)
+    return _wrapping(x, op, old, value)
 
 
 def _wrapping(x, op, old, limit):

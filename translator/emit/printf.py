@@ -126,10 +126,9 @@ class VprintfEmitter:
         size = self.e.memory.local_bytes
         if self.e.memory.lmem is None or size == 0:
             return x.k32(0), x.k32(0)
-        off = x.sub(lo, x.k32(abi.STACK_TOP - size))
-        inside = x.band(x.cmp("eq", hi, x.k32(0), False), x.cmp("lt", off, x.k32(size), False))
-        valid = x.band(x.band(inside, x.cmp("ne", lo, x.k32(0), False)),
-                       x.cmp("eq", x.and_(off, x.k32(3)), x.k32(0), False))
+        off = x.sub(lo, x.k32(abi.STACK_TOP - size))     # the local window's base has a low word of 0
+        inside = x.band(x.cmp("eq", hi, x.k32(abi.LOCAL_WINDOW_HI), False), x.cmp("lt", off, x.k32(size), False))
+        valid = x.band(inside, x.cmp("eq", x.and_(off, x.k32(3)), x.k32(0), False))
         room = x.shr(x.sub(x.k32(size), off), x.k32(2))
         most = x.k32(abi.PRINTF_ARG_WORDS)
         kept = x.sel(valid, x.sel(x.cmp("lt", room, most, False), room, most), x.k32(0))

@@ -247,10 +247,17 @@ class ThreadCtx:
         return f"thread {t.tid} (warp {t.warp} lane {t.lane}) of block {t.ctaid} at pc {self.inst.pc:#06x}"
 
     def _where(self, space, addr, nbytes, what):
-        outside = "outside its local memory" if space == "local" else "outside every buffer"
+        target = abi.generic_target(addr)[0] if space == "generic" else space
+        outside = "outside its local memory" if target == "local" else "outside every buffer"
         return f"{self._thread_at()} ({self.inst.where}): {space} {what} of {nbytes} bytes at {addr:#x} {outside}"
 
     def _locate(self, space, addr, nbytes, what):
+        """(bytes, offset) of an access; a generic address goes to the window it names."""
+        if space == "generic":
+            try:
+                return self._locate(*abi.generic_target(addr), nbytes, what)
+            except Fault:
+                raise Fault(self._where(space, addr, nbytes, what)) from None
         if space == "global":
             hit = self.m.memory.locate(addr, nbytes)
         else:
@@ -336,8 +343,9 @@ class ThreadCtx:
         """The words of the argument buffer at generic address ``args`` that lie in the
         thread's local window, up to abi.PRINTF_ARG_WORDS (none for a null pointer)."""
         size = self.m.program.local_bytes
-        off = args - (abi.STACK_TOP - size)
-        if args == 0 or not 0 <= off < size or off % 4:
+        space, local = abi.generic_target(args)
+        off = local - (abi.STACK_TOP - size)
+        if space != "local" or not 0 <= off < size or off % 4:
             return b""
         buf, _ = self._shared_or_local("local", abi.STACK_TOP - size)
         return bytes(buf[off:off + min(size - off, 4 * abi.PRINTF_ARG_WORDS)])

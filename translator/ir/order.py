@@ -14,7 +14,7 @@ instruction is a point); the emitter puts a barrier at each point, and a program
 point runs in turns (a barrier needs uniform control flow).
 
 **Which pairs conflict.** An earlier access A and a later access B conflict when they touch
-the same memory space (shared, or global: LD/ST/ATOM are global here), at least one of them
+the same memory space (shared or global; local memory is each thread's own), at least one of them
 writes (a store or an atomic; two reductions RED of the same operation commute), and the
 analysis cannot prove that no lane's B touches a byte that *another* lane of the warp touched
 with A. What it proves, from the values of :mod:`translator.ir.lane_values`:
@@ -32,6 +32,14 @@ with A. What it proves, from the values of :mod:`translator.ir.lane_values`:
    assumes, as CUDA does, that address arithmetic stays inside the buffer it starts from,
    and, as every case here does, that no two parameters point into the same buffer.
 
+A *generic* access (LD/ST/ATOM) goes where its address shows (:func:`generic_target`): global
+when it is based on a pointer parameter, shared memory or local memory when it is the base of
+their window (``c[0x0][0x18]``, ``c[0x0][0x20]``) plus an offset (then that offset is its
+address); otherwise it may touch either, and it conflicts as a shared access does with shared
+accesses (their offsets and its address are not comparable, so nothing proves them apart) and
+as a global one with global and generic accesses (its address is one if it is global, and
+addresses in a window are 4 GiB from every buffer).
+
 It proves nothing from "the same register as before": without a lane stride two lanes may
 hold the same address, and one lane's store would reach another lane's load.
 
@@ -45,8 +53,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..abi import PARAM_BASE
-from .lane_values import LANE, Lin, run_instruction, s32
+from ..abi import LOCAL_WINDOW_BASE, PARAM_BASE, SHARED_WINDOW_BASE
+from .lane_values import LANE, Lin, const, run_instruction, s32
 
 COMMUTING = frozenset({"add", "and", "or", "xor", "min", "max"})
 
@@ -77,6 +85,9 @@ class LaneOrder:
         self.block = program.block
         self._memo: dict[tuple[int, int], bool] = {}
         self.accesses = _accesses(program)
+        # where each generic access goes, by pc: "global", "shared", "local", or "generic" (any)
+        self.generic = {a.inst.pc: a.space for accs in self.accesses.values() for a in accs
+                        if a.inst.spec.space == "generic"}
         self.by_block = self._place(program)
         self.points = frozenset(pc for pcs in self.by_block.values() for pc in pcs)
 
@@ -93,10 +104,15 @@ class LaneOrder:
         return self._memo[key]
 
     def _conflict(self, a: Access, b: Access) -> bool:
-        if a.space != b.space or a.space == "local" or not (a.writes or b.writes):
+        spaces = {a.space, b.space}
+        if "local" in spaces or not (a.writes or b.writes):
             return False            # local memory is each thread's own
+        if len(spaces) > 1 and "generic" not in spaces:
+            return False
         if a.kind == b.kind == "reduce" and a.op == b.op and a.op is not None and a.op[0] in COMMUTING:
             return False
+        if spaces == {"generic", "shared"}:
+            return True             # a generic address and a shared offset: nothing compares them
         return not self.disjoint(a, b)
 
     def disjoint(self, a: Access, b: Access) -> bool:
@@ -195,6 +211,25 @@ def _buffer(addr: Lin) -> int | None:
     return params[0][0][2] if len(params) == 1 and params[0][1] == 1 else None
 
 
+def generic_target(addr: Lin) -> tuple[str, Lin]:
+    """Where a generic access goes, as far as its address shows, and its address there: global
+    where it is based on a pointer parameter (CUDA's pointers stay inside their buffer), shared
+    or local memory where it is that window's base (a word of bank 0, coefficient 1) plus an
+    offset, else ("generic", addr)."""
+    if addr.unknown:
+        return "generic", addr
+    if _buffer(addr) is not None:
+        return "global", addr
+    terms = dict(addr.terms)
+    windows = [(("c", 0, word), space) for word, space in ((SHARED_WINDOW_BASE, "shared"), (LOCAL_WINDOW_BASE, "local"))
+               if ("c", 0, word) in terms]
+    if len(windows) != 1 or terms[windows[0][0]] != 1:
+        return "generic", addr
+    (window, space), = windows
+    del terms[window]
+    return space, Lin(frozenset(terms.items()), addr.const) if terms else const(addr.const & 0xFFFFFFFF)
+
+
 def _accesses(program) -> dict[int, list[Access]]:
     """The memory accesses of each reachable block with their abstract addresses, from the
     register values every path into the block agrees on (a fixpoint over the control flow)."""
@@ -220,6 +255,8 @@ def _accesses(program) -> dict[int, list[Access]]:
         state = dict(entry_state.get(pc, {}))
         for inst in block.insts:
             def record(space, kind, addr, nbytes, op, inst=inst):
+                if space == "generic":
+                    space, addr = generic_target(addr)
                 found.setdefault(pc, []).append(Access(counter[0], inst, space, kind, addr, nbytes, op))
                 counter[0] += 1
             run_instruction(state, inst, record, program.block)

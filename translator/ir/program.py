@@ -144,8 +144,21 @@ class Program:
 
     @property
     def uses_shared(self) -> bool:
-        """Whether an instruction reads or writes shared memory."""
-        return any(i.spec.space == "shared" for i in self.insts)
+        """Whether an instruction reads or writes shared memory, or may through a generic address."""
+        return (any(i.spec.space == "shared" for i in self.insts)
+                or any(space in ("shared", "generic") for space in self.order.generic.values()))
+
+    @property
+    def uses_local(self) -> bool:
+        """Whether an instruction reads or writes the thread's local memory (LDL/STL), or may
+        through a generic address (where the thread has a local window)."""
+        return (any(i.spec.space == "local" for i in self.insts)
+                or self.local_bytes > 0 and any(space in ("local", "generic") for space in self.order.generic.values()))
+
+    def generic_target(self, inst) -> str:
+        """Where a generic access (LD/ST/ATOM) may go, as far as its address shows
+        (translator.ir.order.generic_target): "global", "shared", "local", or "generic" (any)."""
+        return self.order.generic.get(inst.pc, "generic")
 
     @property
     def mode(self) -> str:

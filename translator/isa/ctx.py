@@ -60,7 +60,9 @@ class Ctx(Protocol):
     def frnd(self, a, fmt: str, rounding: str): ...                # to an integral value
     def mufu(self, a: V, func: str) -> V: ...   # MUFU (translator.values.mufuops): an approximation, func in mufuops.FUNCTIONS
 
-    # memory: space is "global" (64-bit address) or "shared" (32-bit byte offset)
+    # memory: space is "global" (64-bit address), "shared" (32-bit byte offset), "local" (32-bit
+    # local address, the thread's own window below abi.STACK_TOP) or "generic" (64-bit: shared
+    # memory or the thread's local memory inside their windows, else global; abi.generic_target)
     def load(self, space: str, addr, nbytes: int, signed: bool) -> list[V]: ...
     def store(self, space: str, addr, nbytes: int, values: list[V]) -> None: ...
     def atomic(self, space: str, op: str, addr, value: V, compare: V | None, signed: bool) -> V: ...

@@ -35,6 +35,7 @@ class OpSpec:
                                   # "offset": added to a register (RET); "table": the pcs
                                   # its BRANCH_TARGETS annotation names (BRX)
     space: str | None = None      # memory it accesses: "global" | "shared" | "local" (the thread's own)
+                                  # | "generic" (a 64-bit address: a window of shared or local memory, else global)
     access: str | None = None     # "load" | "store" | "atomic" (returns the old value) | "reduce"
     lanes: str | None = None      # what it takes from the other lanes of its warp: one of LANE_USES
     lanes_if: frozenset[str] = frozenset()  # ... only with one of these modifiers (BRA.DIV/.CONV)
@@ -66,8 +67,8 @@ class OpSpec:
 
     def visible(self, mods: frozenset[str]) -> bool:
         """Whether another thread may see its memory access or change what it reads: shared
-        memory, atomics, and strong (volatile) global accesses."""
-        return self.space is not None and (self.space == "shared" or self.access in ("atomic", "reduce")
+        memory (a generic address may name it), atomics, and strong (volatile) global accesses."""
+        return self.space is not None and (self.space in ("shared", "generic") or self.access in ("atomic", "reduce")
                                            or "STRONG" in mods)
 
     def rereads(self, mods: frozenset[str]) -> bool:
@@ -135,13 +136,13 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("F2FP", half.f2fp, half.MODS),
     # memory
     _mem("LDG", mem.load, "global", "load", _MEMORY), _mem("STG", mem.store, "global", "store", _MEMORY),
-    _mem("LD", mem.load, "global", "load", _MEMORY), _mem("ST", mem.store, "global", "store", _MEMORY),
+    _mem("LD", mem.load, "generic", "load", _MEMORY), _mem("ST", mem.store, "generic", "store", _MEMORY),
     _mem("LDS", mem.load, "shared", "load", _MEMORY), _mem("STS", mem.store, "shared", "store", _MEMORY),
     _mem("LDL", mem.load, "local", "load", _MEMORY), _mem("STL", mem.store, "local", "store", _MEMORY),
     _mem("LDGSTS", mem.async_copy, "shared", "store", _MEMORY | {"BYPASS"}),
     _mem("ATOMS", mem.atomic, "shared", "atomic", _ATOMIC),
     _mem("ATOMG", mem.atomic, "global", "atomic", _ATOMIC),
-    _mem("ATOM", mem.atomic, "global", "atomic", _ATOMIC),
+    _mem("ATOM", mem.atomic, "generic", "atomic", _ATOMIC),
     _mem("RED", mem.atomic, "global", "reduce", _ATOMIC),
     # warp collectives
     _t("VOTE", warp.vote, {"ALL", "ANY", "EQ"}, lanes="mask", turns=True),

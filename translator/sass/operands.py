@@ -2,7 +2,8 @@
 
 Registers (``R3``, ``UR4``, ``P0``, ``UPT``, ``B1``, ``SB0``, ``SR_TID.X``, ``PR``), decorations
 (``-``, ``~``, ``!``, ``|..|``, ``.reuse`` and other suffixes), integer and float immediates,
-addresses (``[R2.64+UR4+0x10]``, ``desc[UR4][R2.64]``), constant banks (``c[0x3][R2+0x10]``),
+addresses (``[R2.64+UR4+0x10]``, ``desc[UR4][R2.64]``), constant banks (``c[0x3][R2+0x10]``; a
+half select after it, ``c[0x0] [0x170].H1_H1``, where nvdisasm puts a space between bank and offset),
 labels, texture dimensions (``2D``) and scoreboard lists (``{4,3}``). Parsing a token is a pure
 function of its text, so it is cached: a long listing repeats the same operands many times.
 """
@@ -69,6 +70,7 @@ REGISTER_LIMITS = {"reg": (254, "R0-R254 or RZ"), "ureg": (62, "UR0-UR62 or URZ"
 IMMEDIATE_RANGE = (-(1 << 31), (1 << 32) - 1)      # a 32-bit field, written signed or unsigned
 MEMORY_OFFSET_RANGE = (-(1 << 23), (1 << 23) - 1)  # the signed 24-bit offset of an address
 CBANK_OFFSET_RANGE = (0, 0xFFFF)                   # a constant bank is 64 KiB
+CBANK_SIGNED_LOW = -0x8000                         # its 16-bit offset as nvdisasm prints it, signed
 CBANK_BANKS = 18                                   # c[0x0] .. c[0x11]
 
 
@@ -247,10 +249,15 @@ def _mem(tok: str, t: str) -> Operand:
     return Operand("mem", tok, base=base, index=index, offset=offset, suffix=suffix, uniform_base=desc)
 
 
-_CBANK = re.compile(r"cx?\[(0x[0-9a-fA-F]+|\d+)\]\[([^\]]*)\]((?:\.\w+)*)$")
+_CBANK = re.compile(r"cx?\[(0x[0-9a-fA-F]+|\d+)\]\s*\[([^\]]*)\]((?:\.\w+)*)$")
 
 
 def _cbank(tok: str, t: str, deco: dict) -> Operand:
+    """``c[0x3][R2+0x10]``, ``c[0x0][UR4]``, and as nvdisasm prints an operand read as packed
+    halves, with a space and a select: ``c[0x0] [0x170].H0_H0``, ``-|c[0x0] [0x170].H1_H1|``.
+    An offset of 0x8000 or more is printed negative (``c[0x0][-0x6880]`` is byte 0x9780, a
+    parameter of a kernel with more than 32 KiB of them); :attr:`Operand.offset` holds the
+    16-bit field."""
     m = _CBANK.match(t)
     if not m:
         raise Malformed("constant", repr(tok))
@@ -259,6 +266,8 @@ def _cbank(tok: str, t: str, deco: dict) -> Operand:
         raise Malformed("constant", repr(tok))
     bank = _within("constant bank", m.group(1), int(m.group(1), 0), (0, CBANK_BANKS - 1),
                    f"banks 0x0-{CBANK_BANKS - 1:#x}")
+    if CBANK_SIGNED_LOW <= offset < 0:       # nvdisasm prints 0x8000-0xffff signed: c[0x0][-0x6880]
+        offset += CBANK_OFFSET_RANGE[1] + 1
     _within("constant bank offset", hex(offset), offset, CBANK_OFFSET_RANGE, "0x0-0xffff")
     suffix = tuple(s for s in m.group(3).split(".") if s)
     regular = base if base is not None and base.kind == "reg" else None

@@ -10,7 +10,12 @@ nvdisasm's conventions followed here: integer immediates and offsets in lower-ca
 in decimal (an integral one, ``FADD R0, R0, 1``, is parsed as an integer); ``!`` inverts a
 predicate and ``~`` a value; a return or indirect-branch target follows its register after a
 space, not a comma (``RET.REL.NODEC R2 `(kernel)``, cuobjdump ``RET.REL.NODEC R4 0x0``);
-annotations follow the operands (``STL [R1+0x4], R4 (*"SpillRefill"*)``).
+annotations follow the operands (``STL [R1+0x4], R4 (*"SpillRefill"*)``); a constant read as
+binary16 halves (the packed-half instructions, and F2I, F2F, FRND from .F16) has a space
+between bank and offset, its select and bars around both (``HADD2 R7, R2,
+-|c[0x0] [0x170].H1_H1|``, ``F2I.U32.F16.TRUNC.NTZ R0, c[0x0] [0x168]``), where a register's
+select follows its bars (``HADD2 R9, R5, -|R2|.H0_H0``); a constant offset of 0x8000 or more
+is negative (``c[0x0][-0x6880]``: byte 0x9780).
 """
 from __future__ import annotations
 
@@ -18,6 +23,9 @@ from ..isa import ops
 from .listing import BRANCH_TARGETS, Operand, RawInstruction, annotation_kind
 
 PRED_KINDS = ("pred", "upred")
+HALF_OPS = frozenset({"HADD2", "HMUL2", "HFMA2", "HSETP2", "HSET2", "HMNMX2"})
+HALF_SOURCE_OPS = frozenset({"F2I", "F2F", "FRND"})   # their source type is the last float type
+FLOAT_TYPES = ("F16", "BF16", "F32", "F64")
 REGISTER_KINDS = ("reg", "ureg", "pred", "upred", "barrier", "sreg", "pr", "sb")
 
 
@@ -46,9 +54,21 @@ def _mem(o: Operand) -> str:
     return f"{desc}[{_address(o.base, o.offset, o.index)}]"
 
 
-def _cbank(o: Operand) -> str:
+def half_constants(opcode: str) -> bool:
+    """Whether nvdisasm prints a constant operand of ``opcode`` (the full mnemonic) as halves,
+    ``c[0x0] [0x170]``: one of the packed-half instructions, or a conversion from .F16."""
+    base, *mods = opcode.split(".")
+    if base in HALF_OPS:
+        return True
+    types = [m for m in mods if m in FLOAT_TYPES]
+    return base in HALF_SOURCE_OPS and types[-1:] == ["F16"]
+
+
+def _cbank(o: Operand, halves: bool = False) -> str:
     base = o.base if o.base is not None else o.uniform_base
-    return f"c[{o.value:#x}][{_address(base, o.offset)}]" + "".join("." + s for s in o.suffix)
+    gap = " " if halves else ""
+    offset = o.offset - 0x10000 if o.offset >= 0x8000 else o.offset      # the 16-bit field, signed
+    return f"c[{o.value:#x}]{gap}[{_address(base, offset)}]" + "".join("." + s for s in o.suffix)
 
 
 def _decorate(o: Operand, body: str, suffix: str = "") -> str:
@@ -65,20 +85,21 @@ def _decorate(o: Operand, body: str, suffix: str = "") -> str:
 
 
 def format_operand(o: Operand, opcode: str = "") -> str:
-    """One operand as nvdisasm prints it; ``opcode`` (the base mnemonic) decides the spelling
-    of an immediate (hex, or decimal in a float instruction)."""
+    """One operand as nvdisasm prints it; ``opcode`` (the mnemonic, modifiers optional)
+    decides the spelling of an immediate (hex, or decimal in a float instruction) and of a
+    constant (:func:`half_constants`)."""
     kind = o.kind
     if kind == "label":
         return f"`({o.name})"
     if kind == "imm":
-        spec = ops.spelling(opcode)
+        spec = ops.spelling(opcode.split(".", 1)[0])
         body = str(o.value) if spec and spec.float_imm else hex_int(o.value)
     elif kind in ("fimm", "texdim", "list"):
         body = o.name
     elif kind == "mem":
         body = _mem(o)
     elif kind == "cbank":
-        body = _cbank(o)
+        body = _cbank(o, half_constants(opcode))
     elif kind in REGISTER_KINDS:
         return _decorate(o, o.name, "".join("." + s for s in o.suffix))
     else:
@@ -94,7 +115,7 @@ def format_instruction(raw: RawInstruction) -> str:
     text = (f"@{raw.guard} " if raw.guard else "") + raw.opcode
     parts: list[str] = []
     for k, o in enumerate(raw.operands):
-        printed = format_operand(o, base)
+        printed = format_operand(o, raw.opcode)
         if o.kind == "fimm" and o.name.lstrip("+-") in ("INF", "QNAN", "NAN") and k < len(raw.operands) - 1:
             printed += " "           # nvdisasm prints `|R0|, +INF , PT`, `R15, -QNAN , P5`
         spaced = (spec is not None and spec.spaced_target and k > 0 and o.kind in ("label", "imm")
@@ -114,4 +135,4 @@ def _annotation(raw: RawInstruction, annotation: str) -> str:
     return annotation
 
 
-__all__ = ["format_instruction", "format_operand", "hex_int"]
+__all__ = ["format_instruction", "format_operand", "half_constants", "hex_int"]

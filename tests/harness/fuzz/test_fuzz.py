@@ -399,3 +399,20 @@ def test_fuzz_merge_refuses_another_campaign_and_summaries_without_cells(tmp_pat
     args = fuzz_merge.argparse.Namespace(summaries=[str(tmp_path / "old.json")], json=None)
     assert fuzz_merge.run(args) == 2
     assert "no per-cell statuses" in capsys.readouterr().err
+
+
+def test_big_blocks_size_the_shared_array_by_the_block(tmp_path):
+    """big_blocks.toml: blocks of 256..1024 threads in grids of up to 4; the exchange array
+    holds a word per thread of the block (sh[t] for every t), and blocks of 128 or fewer
+    keep the 128 words their programs always had."""
+    big = knobs.load(knobs.DEFAULT_FILE.parent / "big_blocks.toml")
+    programs = [generate(s, big) for s in range(12)]
+    assert {p.block for p in programs} <= {256, 320, 512, 736, 1000, 1024} and max(p.block for p in programs) > 512
+    assert {p.grid for p in programs} <= {1, 2, 4}
+    for p in programs:
+        assert f"__shared__ unsigned sh[{p.block}];" in p.source
+    assert "__shared__ unsigned sh[128];" in generate(3, knobs.load()).source
+    path = tmp_path / "k.toml"
+    path.write_text("[program]\nblock_sizes = [1025]\n")
+    with pytest.raises(knobs.KnobError, match=r"program\.block_sizes"):
+        knobs.load(path)

@@ -139,6 +139,50 @@ def test_reductions_of_one_operation_commute_and_returning_atomics_do_not():
                    "ATOMG.E.ADD.STRONG.GPU PT, R8, [R2.64+0x4], R1 ;") == [5]
 
 
+# ---------------------------------------------------------------- generic addresses
+SHARED_WINDOW = (TID, "IMAD.SHL.U32 R3, R0, 0x4, RZ ;", "IADD3 R8, P0, R3, c[0x0][0x18], RZ ;",
+                 "IADD3.X R9, RZ, c[0x0][0x1c], RZ, P0, !PT ;")       # R8:R9 = cvta.shared(4 * tid)
+LOCAL_WINDOW = ("IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28] ;", "IADD3 R1, R1, -0x10, RZ ;",
+                "IADD3 R10, P0, R1, c[0x0][0x20], RZ ;", "IMAD.X R11, RZ, RZ, c[0x0][0x24], P0 ;")
+FROM_MEMORY = (*PARAM_ADDRESS, "LDG.E.64 R8, [R4.64] ;")              # R8:R9: a pointer read from memory
+
+
+def test_a_generic_access_goes_where_its_address_shows():
+    """A pointer parameter is global, a window's base plus an offset is that window, a pointer
+    read from memory may be anywhere (translator.ir.order.generic_target)."""
+    program = _program(*PARAM_ADDRESS, *SHARED_WINDOW[1:], *LOCAL_WINDOW, "LD.E R12, [R2.64] ;",
+                       "ST.E [R8.64+0x4], R1 ;", "ATOM.E.ADD.STRONG.GPU PT, R13, [R10.64], R1 ;",
+                       "LDG.E.64 R14, [R4.64] ;", "LD.E R12, [R14.64] ;")
+    generic = {i.text.split()[0]: program.generic_target(i) for i in program.insts if i.spec.space == "generic"}
+    assert generic == {"LD.E": "generic", "ST.E": "shared", "ATOM.E.ADD.STRONG.GPU": "local"}
+    assert [program.generic_target(i) for i in program.insts if i.opcode == "LD.E"] == ["global", "generic"]
+    assert program.uses_shared and program.uses_local
+    only_global = _program(*PARAM_ADDRESS, "LD.E R12, [R2.64] ;", "ST.E [R4.64], R12 ;")
+    assert not only_global.uses_shared and not only_global.uses_local
+
+
+def test_a_generic_store_in_the_shared_window_is_ordered_with_shared_loads():
+    """Its offset in the window is its shared address: lane strides compare it with LDS's."""
+    assert _points(*SHARED_WINDOW, "ST.E [R8.64], R1 ;", "LDS R2, [R3] ;") == []
+    assert _points(*SHARED_WINDOW, "ST.E [R8.64], R1 ;", "LDS R2, [R3+0x4] ;") == [5]
+
+
+def test_a_generic_address_that_may_be_shared_conflicts_with_shared_and_global_accesses():
+    """A store through it may also overwrite the global word another lane's LDG read (the point
+    before the ST.E)."""
+    assert _points(*FROM_MEMORY, TID, "STS [R0.X4], R1 ;", "LD.E R6, [R8.64] ;") == [7]
+    assert _points(*FROM_MEMORY, "STG.E [R2.64], R1 ;", "LD.E R6, [R8.64] ;") == [6]
+    assert _points(*FROM_MEMORY, TID, "ST.E [R8.64], R1 ;", "LDS R6, [R0.X4] ;") == [6, 7]
+    assert _points(*FROM_MEMORY, "ST.E [R8.64], R1 ;", "LD.E R6, [R8.64+0x4] ;") == [5, 6]
+
+
+def test_generic_accesses_to_the_stack_or_a_parameter_leave_shared_memory_alone():
+    assert _points(*LOCAL_WINDOW, TID, "STS [R0.X4], R1 ;", "ST.E [R10.64], R1 ;", "LD.E R6, [R10.64+0x4] ;",
+                   "LDS R7, [R0.X4] ;") == []
+    assert _points(*PARAM_ADDRESS, "STS [R0.X4], R1 ;", "ST.E [R2.64], R1 ;", "LDS R6, [R0.X4] ;",
+                   "LD.E R7, [R4.64] ;") == []
+
+
 # ---------------------------------------------------------------- across blocks
 def test_pending_accesses_follow_control_flow_into_the_next_block():
     """The store and the load are in different blocks (a branch target between them): a

@@ -50,6 +50,7 @@ def test_bra_exchanges_lanes_only_when_it_tests_divergence():
 
 @pytest.mark.parametrize("name, mods, rereads, quiet", [
     ("LDG", (), False, True), ("LDG", ("E", "STRONG", "GPU"), True, False), ("LD", ("STRONG",), True, False),
+    ("LD", ("E",), True, False), ("ST", ("E",), False, False),      # generic: may be shared memory
     ("STG", (), False, True), ("STG", ("STRONG",), False, False),
     ("LDS", (), True, False), ("STS", (), False, False),
     ("ATOMS", ("ADD",), True, False), ("ATOMG", ("ADD",), True, False), ("ATOM", ("ADD",), True, False),
@@ -57,7 +58,7 @@ def test_bra_exchanges_lanes_only_when_it_tests_divergence():
 ])
 def test_memory_properties_depend_on_the_strong_modifier(name, mods, rereads, quiet):
     spec = ops.lookup(name)
-    assert spec.space in ("global", "shared") and spec.access is not None
+    assert spec.space in ("global", "shared", "generic") and spec.access is not None
     assert spec.rereads(frozenset(mods)) is rereads
     assert spec.quiet(frozenset(mods)) is quiet
 

@@ -146,8 +146,11 @@ class TurnLoop:
         e, f, u32 = self.e, self.f, self.m.u32()
         parity = f.op("BitwiseAnd", u32, n, e.k(1))
         f.store(self.tv.parity, parity)
-        quad = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)), f.op("ShiftRightLogical", u32, e.tid, e.k(2)))
-        here = f.op("AccessChain", self.wg_u32, self.keys, quad, f.op("BitwiseAnd", u32, e.tid, e.k(3)))
+        if self.spilled:
+            here = self.word_ptr(f, "keys", f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n)), e.tid))
+        else:
+            quad = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)), f.op("ShiftRightLogical", u32, e.tid, e.k(2)))
+            here = f.op("AccessChain", self.wg_u32, self.keys, quad, f.op("BitwiseAnd", u32, e.tid, e.k(3)))
         f.store(here, f.op("Select", u32, exited, e.k(NONE_KEY), pc), True)
 
     def _vote(self, slot, low, high) -> None:

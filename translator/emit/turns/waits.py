@@ -91,7 +91,7 @@ class Waits:
 
         def body(fn, base, keep, lanes):
             def each(lane):
-                ptr = fn.op("AccessChain", self.wg_u32, self.state, fn.op("IAdd", u32, base, lane))
+                ptr = self.word_ptr(fn, "state", fn.op("IAdd", u32, base, lane))
                 fn.op("AtomicAnd", u32, ptr, e.k(Scope.Workgroup), e.k(Sem.Relaxed), keep)
             bits_loop(fn, self.m, e.k, lanes, each)
 

@@ -17,6 +17,7 @@ from ..lanes import NoWaits
 from .collectives import Collectives
 from .exchange import WORDS, SharedExchange
 from .loop import TurnLoop
+from .storage import Bookkeeping
 from .waits import BAR_FIELDS, Waits
 from .whole import WholeWarp
 
@@ -62,7 +63,7 @@ class FreeWarp(NoWaits):
                                      f"before '{inst.text}': that needs turns mode", inst.opcode)
 
 
-class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
+class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop, Bookkeeping):
     """Turns mode's warp operations and turn loop, over bookkeeping in workgroup memory."""
     state_uses = staticmethod(state_uses)
 
@@ -89,8 +90,6 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
             self.offsets[name], self.lengths[name], size = size, length, size + length
         self.state_words = size
         self.region_masks_shared = self.lengths["bx"] > 0   # Bx masks in workgroup memory (Waits._bx)
-        self.state = m.global_var(m.pointer("Workgroup", m.array(u32, size)), "Workgroup", "turn_state")
-        self.v4 = m.vec(u32, 4)
         # one word per thread that its warp-mates scan (the values offered to a collective, in
         # three rotating slots, and the published WARPSYNC masks), in an array of uvec4 of its
         # own: a scan over a warp's 32 words is 8 vector loads (Waits.lane_scan)
@@ -99,11 +98,10 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
                              ("wmask", self.n if "warpsync" in uses else 0)):
             self.offsets[name], self.lengths[name], lane_size = lane_size, length, lane_size + length
         self.lane_words = lane_size
-        self.lane_state = m.global_var(m.pointer("Workgroup", m.array(self.v4, max(lane_size, 4) // 4)),
-                                       "Workgroup", "turn_lanes") if lane_size else None
-        # where each thread publishes its pc (NONE once exited) before the vote: two turn-parity
-        # halves of uvec4, so a warp's 32 pcs are 8 vector loads
-        self.keys = m.global_var(m.pointer("Workgroup", m.array(self.v4, 2 * self.n // 4)), "Workgroup", "turn_pcs")
+        # and where each thread publishes its pc (NONE once exited) before the vote: two
+        # turn-parity halves of uvec4, so a warp's 32 pcs are 8 vector loads; the three arrays
+        # in workgroup memory, or in the heap where they would not fit (translator.emit.turns.storage)
+        self._declare(size, lane_size)
         f = self.f
         self.turn = f.local(u32, "turn", e.k(0))
         self.coll = f.local(u32, "collective", e.k(0))
@@ -142,7 +140,7 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
             known = self.e.const_value.get(index)
             index = self.e.k(known + offset) if known is not None else \
                 self.f.op("IAdd", self.m.u32(), index, self.e.k(offset))
-        return self.f.op("AccessChain", self.wg_u32, self.state, index)
+        return self.word_ptr(self.f, "state", index)
 
     def ld(self, name, index):
         return self.f.load(self.m.u32(), self.ptr(name, index), volatile=True)
@@ -152,9 +150,7 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
 
     def lane_ptr(self, index, f=None):
         """Word ``index`` (absolute) of turn_lanes."""
-        f, u32 = f or self.f, self.m.u32()
-        quad = f.op("ShiftRightLogical", u32, index, self.e.k(2))
-        return f.op("AccessChain", self.wg_u32, self.lane_state, quad, f.op("BitwiseAnd", u32, index, self.e.k(3)))
+        return self.word_ptr(f or self.f, "lanes", index)
 
     def lane_ld(self, index, f=None):
         return (f or self.f).load(self.m.u32(), self.lane_ptr(index, f), volatile=True)
@@ -164,9 +160,7 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
 
     def lane_quad(self, quad, f=None):
         """Words 4 * ``quad`` to 4 * ``quad`` + 3 of turn_lanes, one vector load."""
-        f = f or self.f
-        return f.load(self.v4, f.op("AccessChain", self.m.pointer("Workgroup", self.v4), self.lane_state, quad),
-                      volatile=True)
+        return self.quad_load(f or self.f, "lanes", quad)
 
     def atomic(self, opcode, name, index, value):
         e = self.e
@@ -177,7 +171,7 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
         each warp takes its own turns; ``workgroup`` for the one before the first turn."""
         f, u32, e = self.f, self.m.u32(), self.e
         if self.per_warp and not workgroup:
-            sem = Sem.AcquireRelease | Sem.WorkgroupMemory
+            sem = Sem.AcquireRelease | self.memory_semantics()
             f.op("ControlBarrier", None, e.k(Scope.Subgroup), e.k(Scope.Subgroup), e.k(sem))
             return
         f.barrier()
@@ -203,16 +197,15 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
 
         def fill(i):
             first = f.op("Select", u32, f.op("IEqual", bool_, i, e.k(3)), e.k(e.nthreads), e.k(0))
-            f.store(f.op("AccessChain", self.wg_u32, self.state, i),
+            f.store(self.word_ptr(f, "state", i),
                     f.op("Select", u32, f.op("ULessThan", bool_, i, e.k(3)), e.k(NONE_KEY), first), True)
         e.emit_strided(self.state_words, fill)
-        wg_v4 = self.m.pointer("Workgroup", self.v4)
-        if self.lane_state is not None:
+        if self.lane_words:
             zero4 = self.m.const_vec(self.v4, u32, (0,) * 4)
-            e.emit_strided(self.lane_words // 4, lambda i: f.store(f.op("AccessChain", wg_v4, self.lane_state, i), zero4))
+            e.emit_strided(self.lane_words // 4, lambda i: self.quad_store(f, "lanes", i, zero4, (0,) * 4))
         if publish:
             none4 = self.m.const_vec(self.v4, u32, (NONE_KEY,) * 4)
-            e.emit_strided(2 * self.n // 4, lambda i: f.store(f.op("AccessChain", wg_v4, self.keys, i), none4))
+            e.emit_strided(2 * self.n // 4, lambda i: self.quad_store(f, "keys", i, none4, (NONE_KEY,) * 4))
 
     def participants(self, x):
         """Lanes of this warp at the chosen pc (computed once per turn, before the switch)."""
@@ -228,14 +221,13 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
         e, f, m, u32 = self.e, self.f, self.m, self.m.u32()
         with f.if_(f.op("LogicalNot", m.bool(), known)):
             bvec = m.vec(m.bool(), 4)
-            wg_v4 = m.pointer("Workgroup", self.v4)
             base = f.op("IAdd", u32, f.op("IMul", u32, parity, e.k(self.n // 4)),
                         f.op("ShiftLeftLogical", u32, e.warp_id, e.k(3)))
             want = f.op("CompositeConstruct", self.v4, self.cpc, self.cpc, self.cpc, self.cpc)
             zero = m.const_vec(self.v4, u32, (0, 0, 0, 0))
             acc = zero
             for g in range(8):
-                pcs = f.load(self.v4, f.op("AccessChain", wg_v4, self.keys, f.op("IAdd", u32, base, e.k(g))), volatile=True)
+                pcs = self.quad_load(f, "keys", f.op("IAdd", u32, base, e.k(g)))
                 bits = m.const_vec(self.v4, u32, tuple(1 << (4 * g + c) for c in range(4)))
                 hit = f.op("Select", self.v4, f.op("IEqual", bvec, pcs, want), bits, zero)
                 acc = hit if acc == zero else f.op("BitwiseOr", self.v4, acc, hit)
@@ -254,7 +246,7 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop):
             with fn.if_(cond):
                 for opcode, index, value in (("AtomicIAdd", e.k(self.offsets["live"]), e.k(0xFFFFFFFF)),
                                              ("AtomicOr", word, bit)):
-                    ptr = fn.op("AccessChain", self.wg_u32, self.state, index)
+                    ptr = self.word_ptr(fn, "state", index)
                     fn.op(opcode, u32, ptr, e.k(Scope.Workgroup), e.k(Sem.Relaxed), value)
 
         fn = e.helper("leave_warp", (self.m.bool(), u32, u32), body)

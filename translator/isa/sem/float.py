@@ -56,6 +56,8 @@ def fread(x: Ctx, o, fmt: str = "f32"):
         return x.k64(bits) if wide else x.k32(bits)
     plain = replace(o, neg=False, abs=False)
     v = x.read64(plain) if wide else x.read(plain)
+    if fmt in ("f16", "bf16"):
+        return _half_source(x, v, o)
     if not (o.abs or o.neg):
         return v
     top = x.hi(v) if wide else v
@@ -64,6 +66,18 @@ def fread(x: Ctx, o, fmt: str = "f32"):
     if o.neg:
         top = x.xor(top, x.k32(SIGN))
     return x.join(x.lo(v), top) if wide else top
+
+
+def _half_source(x: Ctx, v, o):
+    """The binary16 source of a conversion from .F16 (F2I, F2F, FRND): the low half of the
+    word, the high one with ``.H1`` (``F2I.F16.NTZ R0, R2.H1``), |abs| and -negation on its
+    sign bit 15 (``F2I.F16.TRUNC.NTZ R7, |R2|``); a constant's word alike."""
+    h = x.shr(v, x.k32(16)) if "H1" in o.suffix else x.and_(v, x.k32(0xFFFF))
+    if o.abs:
+        h = x.and_(h, x.k32(0x7FFF))
+    if o.neg:
+        h = x.xor(h, x.k32(0x8000))
+    return h
 
 
 def fwrite(x: Ctx, o, v, fmt: str = "f32") -> None:

@@ -7,6 +7,8 @@ to nearest. Operands as nvdisasm prints them:
 
 - ``R2.H0_H0`` / ``R2.H1_H1``: one half in both lanes; ``R2.F32``: a binary32 register,
   rounded to the format, in both lanes; ``-R2`` / ``|R2|``: the sign bit of each half;
+- a constant takes the same selects, sign and magnitude, on the word at its offset
+  (``c[0x0] [0x170].H1_H1``: the half at 0x172 in both lanes; ``-|c[0x0] [0x170].H0_H0|``);
 - an immediate is a pair of numbers, high half first (``HFMA2.MMA R2, -RZ, RZ, 1.875, 0``
   is ptxas's way to write 0x3f800000);
 - ``HADD2.F32 Rd, -RZ, R0.H1_H1``: the low lanes' sum as a binary32 (nvcc's half to float).
@@ -54,23 +56,37 @@ def sources(i) -> list[tuple]:
     return out
 
 
-def lanes(x: Ctx, src: tuple, fmt: str):
-    """An operand as its (H0, H1) words of 16 bits, swizzle, sign and magnitude applied."""
+SELECTS = ("H1_H0", "H0_H0", "H1_H1", "F32")
+"""The selects of a register or constant source: each half in its lane (the default, which
+nvdisasm does not print), the low or the high half in both, a binary32 rounded into both."""
+
+
+def select(i, o) -> str:
+    """The select of source ``o`` of ``i`` (:data:`SELECTS`); any other suffix is refused."""
+    sel = [s for s in o.suffix if s in SELECTS]
+    if len(sel) > 1 or len(sel) < len(o.suffix):
+        raise unsupported(i, f"operand {o.text} (a half select is one of {', '.join(SELECTS)})")
+    return sel[0] if sel else "H1_H0"
+
+
+def lanes(x: Ctx, i, src: tuple, fmt: str):
+    """A source of ``i`` as its (H0, H1) words of 16 bits, select, sign and magnitude applied:
+    a register's word or a constant's word alike."""
     o = src[0]
     if len(src) == 2:
         return x.k32(_imm_half(src[1], fmt)), x.k32(_imm_half(o, fmt))
     if o.kind in ("imm", "fimm"):
         v = _imm_half(o, fmt)
         return x.k32(v), x.k32(v)
+    sel = select(i, o)
     word = x.read(replace(o, neg=False, abs=False))
-    if "F32" in o.suffix:
-        h = x.f2f(word, "f32", fmt, "rn")
-        lo = hi = h
+    if sel == "F32":
+        lo = hi = x.f2f(word, "f32", fmt, "rn")
     else:
         lo, hi = x.and_(word, x.k32(0xFFFF)), x.shr(word, x.k32(16))
-        if "H0_H0" in o.suffix:
+        if sel == "H0_H0":
             hi = lo
-        elif "H1_H1" in o.suffix:
+        elif sel == "H1_H1":
             lo = hi
     return tuple(_signed(x, h, o) for h in (lo, hi))
 
@@ -102,7 +118,7 @@ def _saturate(x: Ctx, h, fmt: str):
 def _arith(x: Ctx, i, n: int, word):
     """HADD2 / HMUL2 / HFMA2: ``word(lane operands)`` per half, .FTZ/.SAT, .F32 (one binary32)."""
     fmt, srcs = _fmt(i), sources(i)[1:1 + n]
-    per_lane = list(zip(*(lanes(x, s, fmt) for s in srcs)))
+    per_lane = list(zip(*(lanes(x, i, s, fmt) for s in srcs)))
     if "FTZ" in i.mods:
         per_lane = [[_flush(x, h, fmt) for h in lane] for lane in per_lane]
     if "F32" in i.mods:
@@ -136,7 +152,7 @@ def _tests(x: Ctx, i, a_src, b_src):
     """The comparison of each lane (halves moved to the top of a word, as fcompare takes them)."""
     fmt = _fmt(i)
     inf = FORMATS[fmt].inf << 16
-    a, b = lanes(x, a_src, fmt), lanes(x, b_src, fmt)
+    a, b = lanes(x, i, a_src, fmt), lanes(x, i, b_src, fmt)
     if "FTZ" in i.mods:
         a, b = [_flush(x, h, fmt) for h in a], [_flush(x, h, fmt) for h in b]
     return [fcompare(x, compare_test(i), x.shl(p, x.k32(16)), x.shl(q, x.k32(16)), inf) for p, q in zip(a, b)]
@@ -172,7 +188,7 @@ def hmnmx2(x: Ctx, i):
     inf, nan = FORMATS[fmt].inf << 16, FORMATS[fmt].nan
     is_min = x.readp(srcs[3][0])
     out = []
-    for p, q in zip(lanes(x, srcs[1], fmt), lanes(x, srcs[2], fmt)):
+    for p, q in zip(lanes(x, i, srcs[1], fmt), lanes(x, i, srcs[2], fmt)):
         if "FTZ" in i.mods:
             p, q = _flush(x, p, fmt), _flush(x, q, fmt)
         tp, tq = x.shl(p, x.k32(16)), x.shl(q, x.k32(16))

@@ -1,4 +1,6 @@
-"""Semantics of loads, stores and atomics on global and shared memory."""
+"""Semantics of loads, stores and atomics on global, shared, local and generic memory (a generic
+address is 64 bits wide, as a global one is; each back end sends it to the window it names,
+translator.abi.generic_target)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -31,7 +33,8 @@ def address(x: Ctx, i, o, space: str):
     if index is not None and (space != "shared" or index.kind != "ureg" or o.base is None):
         raise unsupported(i, f"address with an index register {o.text}")
     base = o.base
-    pair = space == "global" and (base is None or "64" in o.suffix or "E" in i.mods)
+    wide = space in ("global", "generic")
+    pair = wide and (base is None or "64" in o.suffix or "E" in i.mods)
     if base is None and o.uniform_base is None:
         return x.k64(o.offset & (2**64 - 1)) if pair else x.k32(o.offset & 0xFFFFFFFF)
     reg = base if base is not None else o.uniform_base
@@ -45,7 +48,7 @@ def address(x: Ctx, i, o, space: str):
     if index is not None:
         value = x.add(value, x.read(index))
     value = x.add(value, x.k32(o.offset & 0xFFFFFFFF))
-    return x.zext(value) if space == "global" else value
+    return x.zext(value) if wide else value
 
 
 def _write_words(x: Ctx, d, words):
