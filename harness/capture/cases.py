@@ -14,8 +14,11 @@ and driver, how it was built). :func:`write_cases` writes, below ``OUT/<program>
 - buffers of more than :data:`INLINE_WORDS` words as gzip files ``data/<sha256>.gz``, named
   by the hash of their bytes (a launch's output is often the next one's input: one file).
 
-A launch that cannot become a faithful case is listed with its reason (:data:`REASONS` keys
-the reasons' kinds); nothing is guessed.
+A launch that cannot become a faithful case is listed with its reason (:func:`reason_kind`
+gives the reasons' kinds); nothing is guessed. A launch that reads or writes outside its
+allocations is one (:mod:`harness.capture.check`): the interposer's guards saw it change the
+next allocation, or its case, replayed on the interpreter as it is written, faults outside
+every buffer.
 """
 from __future__ import annotations
 
@@ -36,8 +39,7 @@ from ..case import cubin as cubin_file
 from ..case import model
 from ..case.listing import kernel_section
 from ..case.toml_text import toml_string
-from ..run.engine import run_case
-from ..run.results import Status
+from .check import Replays, guard_reason
 from .log import MEMTYPE_DEVICE, CaptureError, Launch, read_run
 
 INLINE_WORDS = 64                 # larger buffers go to data files
@@ -49,11 +51,18 @@ CONSTANT3, GLOBAL, GLOBAL_INIT = ".nv.constant3", ".nv.global", ".nv.global.init
 
 @dataclass
 class Outcome:
-    """What became of one launch: a case file, or the reason there is none."""
+    """What became of one launch: a case file, or the reason there is none. ``checked``: its
+    case was replayed on the interpreter to the end (:class:`harness.capture.check.Replays`)."""
     launch: int
     kernel: str
     case: str | None = None
     reason: str | None = None
+    checked: bool = False
+
+
+def reason_kind(reason: str) -> str:
+    """A reason without its particulars (what follows " (" or ": "), for counting reasons."""
+    return reason.split(" (", 1)[0].split(": ", 1)[0]
 
 
 @dataclass
@@ -298,6 +307,8 @@ def _make(ctx: Context, launch: Launch, again: Launch | None) -> Outcome | str:
         return r
     if not launch.copied:
         return "memory not copied"
+    if r := guard_reason(launch):
+        return r
     cubin = next((c for c in ctx.cubins if launch.kernel in c.kernels), None)
     if cubin is None:
         return "no sm_86 code for the kernel (build with -gencode arch=compute_86,code=sm_86 beside the GPU's own)"
@@ -339,16 +350,17 @@ def _make(ctx: Context, launch: Launch, again: Launch | None) -> Outcome | str:
     return Outcome(launch.index, launch.kernel, case=case)
 
 
-BANK4_READ = re.compile(r"c\[0x4\]\[(0x[0-9a-f]+|R[0-9]+|UR[0-9]+)")
+# nvdisasm's spellings: c[0x4][0x10], c[0x4] [0x10].H0_H0 (read as halves), c[0x4][-0x10] (0xfff0)
+BANK4_READ = re.compile(r"c\[0x4\]\s*\[(-?0x[0-9a-f]+|R[0-9]+|UR[0-9]+)")
 
 
 def bank4_reads(listing: str) -> set[int] | None:
     """The bank-4 byte offsets the kernel reads (None: it indexes the bank with a register)."""
     offsets = set()
     for m in BANK4_READ.finditer(listing):
-        if not m.group(1).startswith("0x"):
+        if not m.group(1).lstrip("-").startswith("0x"):
             return None
-        offsets.add(int(m.group(1), 16))
+        offsets.add(int(m.group(1), 16) & 0xFFFF)
     return offsets
 
 
@@ -437,23 +449,13 @@ def _write(ctx: Context, launch: Launch, cubin: Cubin, listing: str, data, buffe
 # ---------------------------------------------------------------- a whole capture
 
 
-def replay_reason(path: Path, root: Path) -> str | None:
-    """Why the case at ``path`` is not a faithful one, from one run on the interpreter: it
-    loads or stores outside the buffers, i.e. outside the allocations its launch's parameters
-    pointed into (a program that reads past an allocation's end reads whatever memory lies
-    there on the chip; a case holds only the allocations). None when it stays inside them."""
-    result = run_case(model.load_case(path, root), "interp")
-    if result.status is Status.FAULT and "outside every buffer" in (result.message or ""):
-        first = result.message.splitlines()[0].replace(f"{root}/", "")
-        return f"reads or writes outside the allocations its parameters point into (replayed on the interpreter: {first})"
-    return None
-
-
-def write_cases(capture: str | Path, out: str | Path | None = None, check: bool = False) -> list[Outcome]:
+def write_cases(capture: str | Path, out: str | Path | None = None, check: str | bool = "cheap") -> list[Outcome]:
     """Cases for every launch of the capture folder's first run (checked against the second,
     where there is one), under ``out`` (default ``CAPTURE/cases``); ``capture.json`` there
-    lists each launch's outcome. ``check``: replay each case on the interpreter and skip the
-    launches that touch memory outside their allocations (:func:`replay_reason`)."""
+    lists each launch's outcome. ``check``: which cases are replayed on the interpreter, the
+    launches whose replay loads or stores outside their allocations being skipped instead
+    (:class:`Replays`): "cheap" (the default) the small ones, each within a time limit, "full"
+    (or True) all, "off" (or False) none."""
     capture = Path(capture)
     try:
         meta = json.loads((capture / "meta.json").read_text())
@@ -468,22 +470,19 @@ def write_cases(capture: str | Path, out: str | Path | None = None, check: bool 
     ctx = Context(meta, cubins, demangle(sorted({l.kernel for l in first})), out, DataFiles(out / meta["name"] / "data"))
     streams = {l.stream for l in first}
     outcomes = []
-    for launch in first:
-        if len(streams) > 1:
-            outcomes.append(Outcome(launch.index, launch.kernel,
-                                    reason=f"launches on {len(streams)} streams may overlap; their words are not one launch's"))
-            continue
-        outcome = case_for(ctx, launch, again.get(launch.index))
-        if check and outcome.case:
-            path = out / f"{outcome.case}.toml"
-            if reason := replay_reason(path, out):
-                path.unlink()
-                outcome = Outcome(launch.index, launch.kernel, reason=reason)
-        outcomes.append(outcome)
+    with Replays(check) as replays:
+        for launch in first:
+            if len(streams) > 1:
+                outcomes.append(Outcome(launch.index, launch.kernel,
+                                        reason=f"launches on {len(streams)} streams may overlap; their words are not one launch's"))
+                continue
+            outcomes.append(replays.check(case_for(ctx, launch, again.get(launch.index)), launch, out))
     summary = {"program": meta["name"], "argv": meta["argv"], "launches": len(first),
                "cases": [o.case for o in outcomes if o.case],
                "skipped": [{"launch": o.launch, "kernel": ctx.readable.get(o.kernel, o.kernel), "reason": o.reason}
-                           for o in outcomes if o.reason]}
+                           for o in outcomes if o.reason],
+               "check": replays.mode,
+               "unchecked": [o.case for o in outcomes if o.case and not o.checked]}
     (out / meta["name"]).mkdir(parents=True, exist_ok=True)
     (out / meta["name"] / "capture.json").write_text(json.dumps(summary, indent=1) + "\n")
     return outcomes

@@ -1,8 +1,8 @@
 """``warpboard capture``: every kernel launch of a CUDA program as a case with the chip's words.
 
     warpboard capture [--out DIR] [--name NAME] [--max-per-kernel N] [--max-bytes B]
-                      [--runs R] [--timeout S] [--check] -- PROGRAM ARGS...
-    warpboard capture --cases-from DIR [--out CASES] [--check]
+                      [--runs R] [--timeout S] [--check | --no-check] -- PROGRAM ARGS...
+    warpboard capture --cases-from DIR [--out CASES] [--check | --no-check]
 
 The first form runs on a machine with an NVIDIA GPU, a CUDA toolkit with CUPTI, and a
 program built with an sm_86 target beside the GPU's own
@@ -10,7 +10,9 @@ program built with an sm_86 target beside the GPU's own
 it records the program's launches into DIR (default ``build/capture/<NAME>``) and writes
 their cases to ``DIR/cases/<NAME>/``. The second writes the cases again from a recorded
 capture (a folder carried from the GPU machine), anywhere. Both print what became of
-each launch: its case, or why it has none.
+each launch: its case, or why it has none. Each case of a small launch is replayed on the
+interpreter as it is written (``--check``: every case; ``--no-check``: none), and a launch
+whose replay loads or stores outside its allocations is skipped with that reason.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..tools.toolchain import ToolFailed, ToolMissing
-from . import cases, record
+from . import cases, check, record
 from .log import CaptureError
 
 DESCRIPTION = __doc__
@@ -37,24 +39,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="runs of the program; launches whose words differ between runs are skipped (default 2)")
     p.add_argument("--timeout", type=float, default=600, help="seconds a run may take (default 600)")
     p.add_argument("--build", help="the command that built the program (kept in each case's provenance)")
-    p.add_argument("--check", action="store_true",
-                   help="replay each case on the interpreter once written; a launch that touches memory outside "
-                        "the allocations its parameters point into is skipped with that reason")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--check", dest="check", action="store_const", const="full", default="cheap",
+                       help="replay every case on the interpreter once written (by default only launches of at most "
+                            f"{check.CHEAP_THREADS} threads, each within {check.CHEAP_SECONDS:g} s); a launch that "
+                            "loads or stores outside the allocations its parameters point into is skipped with that "
+                            "reason")
+    group.add_argument("--no-check", dest="check", action="store_const", const="off",
+                       help="replay no case on the interpreter")
     p.add_argument("--cases-from", metavar="DIR", help="write cases from the recorded capture DIR; runs nothing")
     p.add_argument("command_line", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
 
 
 def summarize(outcomes: list[cases.Outcome], where: Path) -> str:
     kept = [o for o in outcomes if o.case]
-    reasons = Counter(_kind(o.reason) for o in outcomes if o.reason)
-    lines = [f"{len(outcomes)} launches: {len(kept)} cases in {where}, {len(outcomes) - len(kept)} skipped"]
+    reasons = Counter(cases.reason_kind(o.reason) for o in outcomes if o.reason)
+    lines = [f"{len(outcomes)} launches: {len(kept)} cases in {where} ({sum(o.checked for o in kept)} replayed "
+             f"on the interpreter), {len(outcomes) - len(kept)} skipped"]
     lines += [f"  {n:5d}  {reason}" for reason, n in reasons.most_common()]
     return "\n".join(lines)
-
-
-def _kind(reason: str) -> str:
-    """A reason without its particulars (numbers and names in parentheses)."""
-    return reason.split(" (", 1)[0]
 
 
 def run(args: argparse.Namespace) -> int:

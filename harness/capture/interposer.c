@@ -11,9 +11,13 @@
  *             WARPBOARD_CAPTURE_GLOBALS, to files (".before");
  *   on exit:  waits for the launch and writes the same memory again (".after"),
  *
- * then one JSON line describing the launch to launches.jsonl. Launches are serialised (one
- * at a time, the device idle around each), so every launch's words are its own. It also
- * logs allocations and frees, so that pointers stored inside buffers can be recognised.
+ * then one JSON line describing the launch to launches.jsonl. Beside each allocation it
+ * copies it watches a guard: the first bytes of the next live allocation above it (the driver
+ * packs allocations: a store past one's end lands in the next, and the chip does not fault),
+ * when that is none of the launch's own; the line says which byte of it the launch changed
+ * first ("guards"). Launches are serialised (one at a time, the device idle around each), so
+ * every launch's words are its own. It also logs allocations and frees (and keeps those live
+ * for the guards), so that pointers stored inside buffers can be recognised.
  * Nothing is decided here about what makes a faithful case: the case writer
  * (harness/capture/cases.py) reads the record and says why it skips a launch.
  *
@@ -36,6 +40,9 @@
 #define MAX_KERNELS 4096
 #define MAX_GLOBALS 1024
 #define MAX_STREAMS 64
+#define MAX_LIVE 65536             /* allocations tracked for the guards */
+#define GUARD_BYTES 4096           /* bytes of the next allocation watched after each region */
+#define GUARD_GAP (2u << 20)       /* ... when it begins within this many bytes of the region's end */
 
 typedef struct {
     CUdeviceptr base;
@@ -44,6 +51,14 @@ typedef struct {
     int managed;
     const char *name;   /* a module variable's name, or NULL for an allocation */
 } Region;
+
+typedef struct {
+    CUdeviceptr base;   /* the watched bytes: the start of another live allocation */
+    size_t size;
+    int region;         /* the region they follow */
+    unsigned char *before;
+    long changed;       /* the first byte the launch changed, -1: none */
+} Guard;
 
 typedef struct {
     long index;
@@ -58,6 +73,8 @@ typedef struct {
     size_t param_offset[1024], param_size[1024];
     Region regions[MAX_REGIONS];
     int nregions;
+    Guard guards[MAX_REGIONS];
+    int nguards;
     int copied;            /* the memory was written (kept, not over the limits) */
     const char *skip;      /* why the launch is only listed */
     char note[256];
@@ -78,6 +95,9 @@ static char *global_names[MAX_GLOBALS];
 static int nglobals;
 static CUstream streams[MAX_STREAMS];
 static int nstreams;
+static CUdeviceptr live_base[MAX_LIVE];   /* the allocations made and not freed (cuMemAlloc...) */
+static size_t live_size[MAX_LIVE];
+static int nlive;
 
 static void json_string(FILE *f, const char *s) {
     fputc('"', f);
@@ -216,6 +236,44 @@ static void write_memory(Launch *l, const char *side) {
     free(host);
 }
 
+/* The guards: after each allocation of the launch, the first bytes of the next live
+ * allocation when it is none of the launch's regions, copied before the launch. */
+static void watch_guards(Launch *l) {
+    for (int i = 0; i < l->nregions; i++) {
+        Region *r = &l->regions[i];
+        if (r->name) continue;                   /* module variables: not allocations */
+        CUdeviceptr end = r->base + r->size;
+        int next = -1;
+        for (int j = 0; j < nlive; j++)
+            if (live_base[j] >= end && live_base[j] - end <= GUARD_GAP &&
+                (next < 0 || live_base[j] < live_base[next])) next = j;
+        if (next < 0) continue;
+        int taken = 0;
+        for (int k = 0; k < l->nregions; k++) taken |= l->regions[k].base == live_base[next];
+        for (int g = 0; g < l->nguards; g++) taken |= l->guards[g].base == live_base[next];
+        if (taken) continue;
+        Guard *g = &l->guards[l->nguards];
+        g->base = live_base[next];
+        g->size = live_size[next] < GUARD_BYTES ? live_size[next] : GUARD_BYTES;
+        g->region = i;
+        g->changed = -1;
+        g->before = malloc(g->size);
+        if (g->before && cuMemcpyDtoH(g->before, g->base, g->size) == CUDA_SUCCESS) l->nguards++;
+        else free(g->before);
+    }
+}
+
+/* After the launch: which guards it changed (the first byte that differs). */
+static void check_guards(Launch *l) {
+    unsigned char after[GUARD_BYTES];
+    for (int g = 0; g < l->nguards; g++) {
+        Guard *d = &l->guards[g];
+        if (cuMemcpyDtoH(after, d->base, d->size) != CUDA_SUCCESS) continue;
+        for (size_t k = 0; k < d->size; k++)
+            if (after[k] != d->before[k]) { d->changed = (long)k; break; }
+    }
+}
+
 static void begin_launch(const CUpti_CallbackData *cb, const char *api, CUfunction f, const unsigned grid[3],
                          const unsigned block[3], unsigned shared, CUstream stream, void **kernel_params,
                          void **extra, int cooperative, int cluster) {
@@ -256,6 +314,7 @@ static void begin_launch(const CUpti_CallbackData *cb, const char *api, CUfuncti
         if (l->regions[i].managed || l->regions[i].memtype != CU_MEMORYTYPE_DEVICE) return;  /* listed, not copied */
     write_memory(l, "before");
     l->copied = !l->skip;
+    if (l->copied) watch_guards(l);
 }
 
 static void end_launch(CUresult status) {
@@ -264,7 +323,7 @@ static void end_launch(CUresult status) {
     pending = NULL;
     if (l->copied) {
         CUresult done = cuCtxSynchronize();
-        if (status == CUDA_SUCCESS && done == CUDA_SUCCESS) write_memory(l, "after");
+        if (status == CUDA_SUCCESS && done == CUDA_SUCCESS) { write_memory(l, "after"); check_guards(l); }
         else { snprintf(l->note, sizeof l->note, "the launch failed (CUresult %d, %d)", status, done); l->skip = l->note; }
     }
     FILE *f = log_file;
@@ -291,6 +350,13 @@ static void end_launch(CUresult status) {
         if (r->name) json_string(f, r->name); else fputs("null", f);
         fputc('}', f);
     }
+    fprintf(f, "], \"guards\": [");
+    for (int g = 0; g < l->nguards; g++) {
+        Guard *d = &l->guards[g];
+        fprintf(f, "%s{\"base\": %llu, \"size\": %zu, \"region\": %d, \"changed\": %ld}", g ? ", " : "",
+                (unsigned long long)d->base, d->size, d->region, d->changed);
+        free(d->before);
+    }
     fprintf(f, "]}\n");
     fflush(f);
     free(l);
@@ -299,6 +365,13 @@ static void end_launch(CUresult status) {
 
 static void log_memory(const char *what, CUdeviceptr base, size_t size) {
     pthread_mutex_lock(&lock);
+    if (strcmp(what, "alloc") == 0 && nlive < MAX_LIVE) {
+        live_base[nlive] = base;
+        live_size[nlive++] = size;
+    } else if (strcmp(what, "free") == 0) {
+        for (int i = 0; i < nlive; i++)
+            if (live_base[i] == base) { live_base[i] = live_base[--nlive]; live_size[i] = live_size[nlive]; break; }
+    }
     fprintf(log_file, "{\"%s\": %llu, \"size\": %zu}\n", what, (unsigned long long)base, size);
     fflush(log_file);
     pthread_mutex_unlock(&lock);

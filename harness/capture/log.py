@@ -4,8 +4,10 @@
 (``interposer``), allocations (``alloc``/``managed``: base, size), frees (``free``: base)
 and launches (``launch``: index, kernel, grid, block, dynamic shared bytes, stream number,
 the parameter bytes and layout, the memory regions the parameters point into or that hold
-module variables, and whether their contents were copied to ``L<index>.r<k>.before`` /
-``.after``). :func:`read_run` turns that into :class:`Launch` records, each knowing the
+module variables, whether their contents were copied to ``L<index>.r<k>.before`` /
+``.after``, and its guards: the first bytes of the allocation after a region's end when the
+launch was not given it, with the first byte the launch changed there; older captures have
+none). :func:`read_run` turns that into :class:`Launch` records, each knowing the
 allocations live when it ran.
 """
 from __future__ import annotations
@@ -36,6 +38,17 @@ class Region:
         return self.base <= address <= self.base + self.size
 
 
+@dataclass(frozen=True)
+class Guard:
+    """Bytes the launch was not given, watched around it: the first ``size`` bytes of the live
+    allocation at ``base``, the next one after region ``region``'s end. ``changed``: the first
+    of them the launch changed (a store past the region's end lands there), -1 if none."""
+    base: int
+    size: int
+    region: int
+    changed: int
+
+
 @dataclass
 class Launch:
     """One kernel launch of a run."""
@@ -54,6 +67,7 @@ class Launch:
     param_bytes: bytes
     regions: list[Region]
     live: list[tuple[int, int]] = field(default_factory=list)   # (base, size) allocated then
+    guards: list[Guard] = field(default_factory=list)
     folder: Path = Path(".")
 
     def memory(self, k: int, side: str) -> bytes:
@@ -106,6 +120,7 @@ def _launch(e: dict, live: list[tuple[int, int]], folder: Path, where: str) -> L
                       param_bytes=bytes.fromhex(e["param_bytes"]),
                       regions=[Region(r["base"], r["size"], r["memtype"], bool(r["managed"]), r["name"])
                                for r in e["regions"]],
-                      live=live, folder=folder)
+                      live=live, folder=folder,
+                      guards=[Guard(g["base"], g["size"], g["region"], g["changed"]) for g in e.get("guards", [])])
     except (KeyError, TypeError, ValueError) as err:
         raise CaptureError(f"{where}: a launch line without {err}") from None

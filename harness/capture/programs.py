@@ -96,7 +96,8 @@ def capture_all(manifest: Path, out: Path, only: list[str] | None = None, runs: 
                 timeout: float = 300, max_bytes: int = MAX_BYTES, jobs: int = 0, check: bool = False) -> list[Row]:
     """Build (``jobs`` at once) and capture (one at a time) every program of the manifest, or
     those named in ``only``; a launch touching more than ``max_bytes`` is listed, not kept;
-    ``check``: each case replayed on the interpreter (:func:`cases.replay_reason`)."""
+    the cases of small launches are replayed on the interpreter (:class:`cases.Replays`),
+    every case with ``check``."""
     arch = gpu_arch()
     chosen = [p for p in load_manifest(manifest) if not only or p.name in only]
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
@@ -115,14 +116,14 @@ def capture_all(manifest: Path, out: Path, only: list[str] | None = None, runs: 
             meta = json.loads((folder / "meta.json").read_text())
             meta["argv"] = [program.name, *program.args]          # the case says how it was run
             (folder / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-            outcomes = cases.write_cases(folder, out / "cases", check=check)
+            outcomes = cases.write_cases(folder, out / "cases", check="full" if check else "cheap")
         except (CaptureError, toolchain.ToolMissing, toolchain.ToolFailed, subprocess.SubprocessError, OSError) as e:
             row.error = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
             print(f"{program.name}: {row.error}", flush=True)
             continue
         row.launches = len(outcomes)
         row.cases = sum(1 for o in outcomes if o.case)
-        row.skipped = Counter(o.reason.split(" (", 1)[0] for o in outcomes if o.reason)
+        row.skipped = Counter(cases.reason_kind(o.reason) for o in outcomes if o.reason)
         print(f"{program.name}: {row.launches} launches, {row.cases} cases", flush=True)
     write_table(rows, out)
     return rows

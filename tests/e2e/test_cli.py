@@ -15,7 +15,7 @@ from warpboard.translator import abi
 
 from support.paths import ROOT
 
-EVERY_STATUS = {"PASS", "FAIL", "XFAIL", "XPASS", "FLAKY", "LIVELOCK", "FAULT", "TIMEOUT", "CRASH",
+EVERY_STATUS = {"PASS", "FAIL", "XFAIL", "XPASS", "FLAKY", "LIVELOCK", "FAULT", "TIMEOUT", "DEVICE_LOST", "CRASH",
                 "UNSUPPORTED", "ERROR", "PENDING"}
 GREEN = {Status.PASS, Status.XFAIL, Status.UNSUPPORTED, Status.PENDING, Status.FLAKY}  # FLAKY: listed
 SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-case", "record-truth", "fuzz",
@@ -50,7 +50,7 @@ def test_the_reports_colour_every_status_from_the_table(results):
     html = render.html(results)
     legend = html[html.index('<ul class="status-legend">'):]
     legend = legend[:legend.index("</ul>")]
-    assert [m for m in re.findall(r"<b>([A-Z]+)</b>", legend)] == [s.value for s in Status]
+    assert [m for m in re.findall(r"<b>([A-Z_]+)</b>", legend)] == [s.value for s in Status]
 
 
 # ------------------------------------------------------------------ decide

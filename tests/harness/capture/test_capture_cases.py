@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from warpboard.harness.capture import cases as capture_cases
+from warpboard.harness.capture import check as capture_check
 from warpboard.harness.capture.log import CaptureError
 from warpboard.harness.case.model import CaseError, load_case
 from warpboard.harness.run.engine import run_case
@@ -202,6 +203,7 @@ def test_a_wrong_expected_word_fails_where_it_is(written, tmp_path):
 
 
 # ---------------------------------------------------------------- more reasons, from edited logs
+# (with no replay on the interpreter: the reasons come before it)
 
 @pytest.mark.parametrize("changes, reason", [
     ({"cooperative": 1}, "a cooperative launch"),
@@ -213,14 +215,14 @@ def test_a_wrong_expected_word_fails_where_it_is(written, tmp_path):
 def test_launches_a_case_cannot_hold_are_skipped_with_the_reason(recorded, tmp_path, changes, reason):
     folder = _copy(recorded, tmp_path)
     _rewrite_launch(folder, 0, **changes)
-    outcome = capture_cases.write_cases(folder, tmp_path / "out")[0]
+    outcome = capture_cases.write_cases(folder, tmp_path / "out", check="off")[0]
     assert outcome.case is None and reason in outcome.reason
 
 
 def test_launches_on_several_streams_are_skipped(recorded, tmp_path):
     folder = _copy(recorded, tmp_path)
     _rewrite_launch(folder, 1, stream=7)
-    outcomes = capture_cases.write_cases(folder, tmp_path / "out")
+    outcomes = capture_cases.write_cases(folder, tmp_path / "out", check="off")
     assert not any(o.case for o in outcomes)
     assert all("2 streams may overlap" in o.reason for o in outcomes)
 
@@ -229,7 +231,7 @@ def test_a_launch_missing_from_the_second_run_is_skipped(recorded, tmp_path):
     folder = _copy(recorded, tmp_path)
     log = folder / "run2" / "launches.jsonl"
     log.write_text("".join(line + "\n" for line in log.read_text().splitlines() if '"launch": 1,' not in line))
-    outcomes = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "out")}
+    outcomes = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "out", check="off")}
     assert outcomes[0].case and "not in the second run" in outcomes[1].reason
 
 
@@ -239,7 +241,7 @@ def test_a_listing_with_texture_instructions_is_skipped(recorded, tmp_path):
     text = sass.read_text()
     start = text.index(".text.by_struct:")
     sass.write_text(text[:start] + text[start:].replace("EXIT ;", "TEX.SCR.LL R4, R6, R4, R6, 0x0, 0x58, 2D ;", 1))
-    outcomes = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "out")}
+    outcomes = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "out", check="off")}
     assert "textures and surfaces (TEX" in outcomes[1].reason and outcomes[0].case
 
 
@@ -248,7 +250,10 @@ def test_a_capture_without_meta_says_where(tmp_path):
         capture_cases.write_cases(tmp_path, tmp_path / "out")
 
 
-# ---------------------------------------------------------------- --check: replay on the interpreter
+# ---------------------------------------------------------------- replay on the interpreter, guards
+# A program that reads or writes past its allocation is no case: the chip does not fault there,
+# a case holds only the allocations. Small launches are replayed on the interpreter by default
+# (--check: all, --no-check: none); the interposer's guards see stores past the end on the chip.
 
 def _shrink_region(folder: Path, launch: int, region: int, size: int) -> None:
     """As if the allocation had been ``size`` bytes: the kernel then reads past its end."""
@@ -261,15 +266,102 @@ def _shrink_region(folder: Path, launch: int, region: int, size: int) -> None:
 
 def test_check_skips_a_launch_that_reads_past_its_allocation(recorded, tmp_path):
     """scale reads a[0..999]; with a recorded as 512 words, its replay faults outside every
-    buffer, and ``check`` turns the case into that reason (without it, the case is written and
+    buffer, and the check turns the case into that reason (without it, the case is written and
     faults when it runs: loud, but not the program's launch)."""
     folder = _copy(recorded, tmp_path)
     _shrink_region(folder, 0, 0, 2048)
-    plain = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "plain")}
-    assert plain[0].case == "capture_fixture/scale_0"
+    plain = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "plain", check=False)}
+    assert plain[0].case == "capture_fixture/scale_0" and not plain[0].checked
     checked = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "checked", check=True)}
     assert checked[0].case is None
-    assert checked[0].reason.startswith("reads or writes outside the allocations its parameters point into")
-    assert "outside every buffer" in checked[0].reason
+    assert checked[0].reason.startswith("reads outside its allocations: thread 0 (warp 0 lane 0) of block (2, 0, 0)")
+    assert "global load of 4 bytes at 0x" in checked[0].reason and "outside every buffer" in checked[0].reason
     assert not (tmp_path / "checked" / "capture_fixture" / "scale_0.toml").exists()
     assert checked[1].case == "capture_fixture/by_struct_1"          # a faithful one stays
+
+
+def _b_recorded_short(recorded: Path, tmp_path: Path) -> Path:
+    """scale(a, b, 1000) stores b[0..999]; with b (region 1) recorded as 512 words, as if the
+    program had allocated that much, its threads 512 and up store past b's end: the chip does
+    not fault there, so the chip's words of a case could never be matched."""
+    folder = _copy(recorded, tmp_path)
+    _shrink_region(folder, 0, 1, 2048)
+    return folder
+
+
+def test_a_launch_that_writes_past_its_allocation_is_skipped_by_default(recorded, tmp_path):
+    folder = _b_recorded_short(recorded, tmp_path)
+    outcomes = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "out")}
+    assert outcomes[0].case is None
+    # the first thread to store past the end: thread 0 of block 2 (the 513th), where and at what address
+    assert re.fullmatch(r"writes outside its allocations: thread 0 \(warp 0 lane 0\) of block \(2, 0, 0\) at pc 0x[0-9a-f]{4} "
+                        r"\(capture_fixture/capture_fixture_\d\.sm_86\.sass:\d+\): global store of 4 bytes at 0x[0-9a-f]+ "
+                        r"outside every buffer", outcomes[0].reason), outcomes[0].reason
+    assert not (tmp_path / "out" / "capture_fixture" / "scale_0.toml").exists()
+    assert outcomes[1].case == "capture_fixture/by_struct_1" and outcomes[1].checked   # a well-behaved launch stays
+    summary = json.loads((tmp_path / "out" / "capture_fixture" / "capture.json").read_text())
+    assert summary["cases"] == ["capture_fixture/by_struct_1"] and summary["check"] == "cheap"
+    assert {"launch": 0, "kernel": "scale", "reason": outcomes[0].reason} in summary["skipped"]
+
+
+def test_the_default_replay_leaves_the_faithful_cases_alone(written):
+    _, outcomes = written
+    assert [(o.case, o.checked) for o in outcomes if o.case] == [
+        ("capture_fixture/scale_0", True), ("capture_fixture/by_struct_1", True)]
+
+
+def test_no_check_writes_the_case_and_full_check_replays_every_launch(recorded, tmp_path, monkeypatch):
+    folder = _b_recorded_short(recorded, tmp_path)
+    off = capture_cases.write_cases(folder, tmp_path / "off", check="off")[0]
+    assert off.case == "capture_fixture/scale_0" and not off.checked
+    monkeypatch.setattr(capture_check, "CHEAP_THREADS", 512)          # scale's 1024 threads are over it
+    cheap = capture_cases.write_cases(folder, tmp_path / "cheap")
+    assert cheap[0].case == "capture_fixture/scale_0" and not cheap[0].checked
+    summary = json.loads((tmp_path / "cheap" / "capture_fixture" / "capture.json").read_text())
+    assert summary["unchecked"] == ["capture_fixture/scale_0"]    # by_struct's 512 threads were replayed
+    full = capture_cases.write_cases(folder, tmp_path / "full", check="full")[0]
+    assert full.case is None and full.reason.startswith("writes outside its allocations: thread 0")
+
+
+def test_a_replay_past_its_time_limit_leaves_the_case_unchecked(recorded, tmp_path, monkeypatch):
+    folder = _b_recorded_short(recorded, tmp_path)
+    monkeypatch.setattr(capture_check, "CHEAP_SECONDS", 0.001)
+    outcomes = capture_cases.write_cases(folder, tmp_path / "out")
+    assert [(o.case, o.checked) for o in outcomes if o.case] == [
+        ("capture_fixture/scale_0", False), ("capture_fixture/by_struct_1", False)]
+
+
+def test_a_guard_the_launch_changed_is_a_write_outside_its_allocations(recorded, tmp_path):
+    """The interposer watches the first bytes of the allocation after each one a launch was
+    given (when the launch was not given it too) and records the first byte the launch changed
+    there: the chip's own account of a store past the end, whatever the launch's size."""
+    folder = _copy(recorded, tmp_path)
+    a, b = 140114860703744, 140114860707840                      # scale's a and b, 4096 bytes each
+    _edit_launch(folder, 0, lambda e: e.update(guards=[{"base": b + 4096 + 512, "size": 4096, "region": 1,
+                                                         "changed": -1}]))
+    _edit_launch(folder, 1, lambda e: e.update(guards=[{"base": a + 4096 + 512, "size": 4096, "region": 1,
+                                                         "changed": 8}]))
+    outcomes = {o.launch: o for o in capture_cases.write_cases(folder, tmp_path / "out", check="off")}
+    assert outcomes[0].case == "capture_fixture/scale_0"         # its guard unchanged
+    assert outcomes[1].case is None
+    assert outcomes[1].reason == (f"writes outside its allocations: the chip changed the byte at 0x{a + 4096 + 520:x}, "
+                                  f"520 bytes past the end of region 1 (4096 bytes at 0x{a:x}), in an allocation "
+                                  f"the launch was not given")
+
+
+def test_the_command_counts_writes_outside_allocations(recorded, tmp_path, capsys):
+    import argparse
+    from warpboard.harness.capture import cli as capture_cli
+    parser = argparse.ArgumentParser()
+    capture_cli.add_arguments(parser)
+    assert [parser.parse_args(flags).check for flags in ([], ["--check"], ["--no-check"])] == ["cheap", "full", "off"]
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--check", "--no-check"])
+    folder = _b_recorded_short(recorded, tmp_path)
+    assert capture_cli.run(parser.parse_args(["--cases-from", str(folder), "--out", str(tmp_path / "out")])) == 0
+    printed = capsys.readouterr().out
+    assert "1 cases in" in printed and "(1 replayed on the interpreter)" in printed
+    assert re.search(r"^ +1  writes outside its allocations$", printed, re.M), printed
+    assert capture_cli.run(parser.parse_args(["--cases-from", str(folder), "--out", str(tmp_path / "off"),
+                                              "--no-check"])) == 0
+    assert "2 cases in" in capsys.readouterr().out
