@@ -75,6 +75,9 @@ class SharedExchange:
                       "match": f.local(bool_, "offer_match"), "publish": f.local(bool_, "offer_publish"),
                       "mask": f.local(u32, "offer_mask"), "scan": f.local(u32, "offer_scan"),
                       "arg": f.local(u32, "offer_scan_arg")}
+        # the mask this thread last published at a WARPSYNC of its own turn: a thread outside
+        # the turn publishes it again, so lanes waiting at another WARPSYNC stay visible
+        self.published = f.local(u32, "published_mask", e.k(0))
         self.result = {name: f.local(u32, "swap_" + name) for name in FIELDS}
         self._kept: list[dict[str, int]] = []       # per exchange of one instruction: its results
         self._pass = None                           # None: not inside run_passes
@@ -143,12 +146,13 @@ class SharedExchange:
         self._pass = None
 
     def _swap(self, x, en, pred=None, value=None, reduce=None, src=None, match=False,
-              publish=None, scan=None) -> Swap:
+              publish=None, scan=None, scratch=False) -> Swap:
         """One rendezvous of the lanes of the turn: ``en`` says who is present, ``pred``
         (ballot), ``value`` (what the others may read), ``reduce`` = (atomic opcode, word),
         ``src`` the lane whose value this lane wants, ``match``: compare values (MATCH);
         ``publish``: this lane's WARPSYNC mask to publish first, ``scan`` = (one of SCANS, arg):
-        fold the warp's published masks after the barrier (Waits)."""
+        fold the warp's published masks after the barrier (Waits); ``scratch``: a publication
+        for this scan alone (threads outside the turn publish 0, and none keeps it)."""
         if self._pass is None:
             raise AssertionError(f"{x.inst.where}: {x.inst.opcode} exchanges outside run_passes")
         c = self._calls
@@ -159,12 +163,15 @@ class SharedExchange:
         if c == self._pass:
             if self.e.writes != self._writes_at_start:
                 raise AssertionError(f"{x.inst.where}: {x.inst.opcode} writes a register before its exchange")
-            self._make_offer(x, en, pred, value, reduce, src, match, publish, scan)
+            self._make_offer(x, en, pred, value, reduce, src, match, publish, scan, scratch)
             raise _Offered
         raise AssertionError(f"{x.inst.where}: {x.inst.opcode}: exchange {c} after the pass's offer")
 
-    def _make_offer(self, x, en, pred, value, reduce, src, match, publish, scan) -> None:
+    def _make_offer(self, x, en, pred, value, reduce, src, match, publish, scan, scratch=False) -> None:
         f, k = self.f, x.k32
+        if publish is not None and not scratch:
+            publish = x.sel(x.out.active, publish, f.load(self.m.u32(), self.published))
+            f.store(self.published, publish)
         rop = 0 if reduce is None else REDUCTIONS.index(reduce[0]) + 1
         for name, v in (("en", en), ("pred", pred if pred is not None else x.kb(False)),
                         ("value", value if value is not None else k(0)), ("rop", k(rop)),

@@ -209,7 +209,8 @@ class Waits:
         pass (0 if not), and keeps ``ok``/``mine`` only if the first published mask is its own;
         then each publishes its mask again."""
         could = x.band(x.en, x.bor(ok, mine))
-        first = self._swap(x, x.kb(False), publish=x.sel(could, mask, x.k32(0)), scan=("first", x.k32(0))).scan
+        first = self._swap(x, x.kb(False), publish=x.sel(could, mask, x.k32(0)), scan=("first", x.k32(0)),
+                           scratch=True).scan
         mine_group = x.cmp("eq", first, mask, False)
         self._swap(x, x.kb(False), publish=x.sel(x.en, mask, x.k32(0)))
         return x.band(ok, mine_group), x.band(mine, mine_group)
