@@ -15,6 +15,12 @@
 // source line); a lane exiting while lanes of a mask naming it wait; a block barrier after
 // a thread of the block exited, or reached at different lines; nothing moving for
 // WB_DEADLOCK_S seconds (default 20) while a lane waits (deadlock).
+// Plain loads and stores are the CPU's: where lanes race (several lanes of one `y[m] = v`
+// storing different values, which CUDA leaves undefined), the words are whichever OS thread
+// came last. WB_JITTER=N (N > 0) makes every thread pause a pseudo-random 0-63 us, drawn from
+// N and its index, when it starts and after each warp collective and block barrier, so that
+// two values of N run the threads in two different orders: run_on_cpu.sh --collectives runs
+// every kernel so twice and refuses words that differ (a race).
 // A collective is identified by its source line (__LINE__): lanes meet at one call site.
 // Used by harness/fuzz/cpu_model.py and by run_on_cpu.sh --collectives.
 #pragma once
@@ -86,6 +92,15 @@ struct WbBlock {
 static WbBlock *wb_block;
 static unsigned long long wb_poison = 0xdeadbeefdeadbeefull;
 static double wb_deadlock_s = 20.0;
+static unsigned long long wb_jitter_seed = 0;          // WB_JITTER; 0: no pauses
+static thread_local unsigned long long wb_jitter_state;
+
+// WB_JITTER: a pause of a pseudo-random 0-63 us (never while holding the block's lock)
+static void wb_jitter() {
+    if (!wb_jitter_seed) return;
+    wb_jitter_state = wb_jitter_state * 6364136223846793005ull + 1442695040888963407ull;
+    std::this_thread::sleep_for(std::chrono::microseconds((wb_jitter_state >> 33) % 64));
+}
 
 static inline unsigned wb_lane() { return threadIdx.x % 32; }
 static inline unsigned wb_warp_id() { return threadIdx.x / 32; }
@@ -208,7 +223,10 @@ static unsigned long long wb_warp_op(int kind, int line, unsigned mask, unsigned
                         mask & ~g->arrived, wb_deadlock_s);
     }
     if (pred) *pred = g->pred[lane];
-    return g->res[lane];
+    unsigned long long result = g->res[lane];
+    lk.unlock();
+    wb_jitter();
+    return result;
 }
 
 // A block barrier: every thread of the block arrives at the same line.
@@ -239,7 +257,10 @@ static int wb_bar(int line, int kind, int predicate) {
                 wb_fail("line %d: deadlock: %u of %u threads reached %s in %g s", line,
                         b.arrived, b.nthreads, wb_bar_name[kind], wb_deadlock_s);
     }
-    return b.bar_result;
+    int result = b.bar_result;
+    lk.unlock();
+    wb_jitter();
+    return result;
 }
 
 // A thread ends: no lane may still be waiting for it.
@@ -340,6 +361,7 @@ template <class F>
 static void wb_launch_threads(dim3 grid, dim3 block, F body) {
     if (const char *p = std::getenv("WB_POISON")) wb_poison = std::strtoull(p, nullptr, 16);
     if (const char *d = std::getenv("WB_DEADLOCK_S")) wb_deadlock_s = std::atof(d);
+    if (const char *j = std::getenv("WB_JITTER")) wb_jitter_seed = std::strtoull(j, nullptr, 10);
     if (block.y != 1 || block.z != 1) {
         std::fprintf(stderr, "cpu_collectives.h: only 1-D blocks are modelled\n");
         std::exit(2);
@@ -359,6 +381,9 @@ static void wb_launch_threads(dim3 grid, dim3 block, F body) {
                     threads.emplace_back([&, t] {
                         blockIdx = {bx, by, bz};
                         threadIdx = {t, 0, 0};
+                        wb_jitter_state = wb_jitter_seed * 0x9e3779b97f4a7c15ull ^
+                                          ((unsigned long long)(bx + grid.x * (by + grid.y * bz)) << 32 | t);
+                        wb_jitter();
                         body();
                         wb_thread_exit();
                     });

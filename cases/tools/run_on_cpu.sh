@@ -2,7 +2,8 @@
 # run_on_cpu.sh: derive a case's expected words by running its CUDA source on the CPU and
 # print them as TOML: a collective-free kernel thread after thread (cpu_shim.h), or with
 # --collectives one OS thread per CUDA thread with warp collectives and block barriers
-# modelled (cpu_collectives.h; a kernel that breaks the *_sync mask rules exits with 3).
+# modelled (cpu_collectives.h; a kernel that breaks the *_sync mask rules exits with 3; one
+# whose words differ between two orders of the threads, a race, exits with 1).
 # What the kernel prints with printf becomes the case's `[printf] expected` lines (--check
 # compares them as a multiset: the order between threads is not defined).
 #
@@ -78,11 +79,27 @@ with tempfile.TemporaryDirectory() as tmp:
     words_file = Path(tmp, "words")
     subprocess.run(["g++", *flags, "-O1", "-g", "-fno-sanitize-recover=all", "-I", os.environ["WB_TOOLS"],
                     f"-DWB_WORDS=\"{words_file}\"", "-o", str(exe), str(main)], check=True)
-    run = subprocess.run([str(exe)], capture_output=True)
-    if run.returncode != 0:
-        sys.stderr.write(run.stderr.decode("utf-8", "backslashreplace"))
-        sys.exit(f"{case_path}: the kernel failed on the CPU (exit {run.returncode})")
-    out = words_file.read_text()
+    outs = []
+    # --collectives: twice, the threads in two orders (WB_JITTER, cpu_collectives.h): words that
+    # differ are a race, e.g. several lanes of one `y[m] = v` storing different values
+    for jitter in (["1", "2"] if threads else [None]):
+        env = dict(os.environ, **({"WB_JITTER": jitter} if jitter else {}))
+        run = subprocess.run([str(exe)], capture_output=True, env=env)
+        if run.returncode != 0:
+            sys.stderr.write(run.stderr.decode("utf-8", "backslashreplace"))
+            sys.exit(f"{case_path}: the kernel failed on the CPU (exit {run.returncode})")
+        outs.append(words_file.read_text())
+    out = outs[0]
+    if any(o != out for o in outs[1:]):
+        runs = [[[int(w) for w in line.split()] for line in o.splitlines()] for o in outs]
+        for b, first, second in zip(bufs, *runs):
+            diff = [i for i, (x, y) in enumerate(zip(first, second)) if x != y]
+            if diff:
+                print(f"{case_path}: buffer {b['name']}: {len(diff)} words differ between two orders of "
+                      f"the threads, first at [{diff[0]}]: {first[diff[0]]:#x} and {second[diff[0]]:#x}",
+                      file=sys.stderr)
+        sys.exit(f"{case_path}: the words depend on the order the threads ran (a race, which CUDA leaves "
+                 f"undefined: lanes storing different values to one word, say): no expected words")
     printed = run.stdout.decode("utf-8", "backslashreplace").split("\n")   # as harness.run.printf decodes
     printed = printed[:-1] if printed[-1] == "" else printed
 

@@ -5,7 +5,8 @@ blocks is one turn (chains). The counts are the shader's: test_warp_subgroups.py
 them with the per-warp shader on lavapipe-w16, and tests/harness/tools/test_bench.py checks
 that a uniform warp takes one turn per loop iteration (bench_warp_trips)."""
 
-from support.paths import CASES
+from support.paths import CASES, ROOT
+from warpboard.harness.case.expectations import load_expectations
 from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run.compare import compare
 from warpboard.harness.run.dispatch import prepare, run_interpreter
@@ -15,6 +16,7 @@ def test_every_library_case_gives_the_recorded_words_with_per_warp_turns():
     """Every turns-mode case gives the recorded words when each warp takes its own turns;
     with BAR it takes the workgroup's turns, with one warp at most as many."""
     checked = split = 0
+    listed = load_expectations(ROOT / "ci" / "expectations.txt")
     for case in discover_cases(CASES):
         prep = prepare(case)
         if prep.program.mode != "turns" or case.id == "spin/never_ends":
@@ -22,6 +24,9 @@ def test_every_library_case_gives_the_recorded_words_with_per_warp_turns():
         per_warp = run_interpreter(prep, per_warp=True)
         assert per_warp.outcome == "ok", f"{case.id}: {per_warp.outcome}: {per_warp.detail}"
         result = compare(case, per_warp.buffers)
+        if listed.expected(case.id, "interp") is not None:      # ci/expectations.txt: it fails, and says why
+            assert result.total > 0, f"{case.id} is listed as failing on the interpreter and passes"
+            continue
         assert result.total == 0, f"{case.id}: {result.summary()}"
         if any(i.spec.waits == "bar" for i in prep.program.insts):
             assert per_warp.counters["turns"] == run_interpreter(prep).counters["turns"], case.id
