@@ -20,8 +20,23 @@ from . import collect, printf_view, verdict
 from .collect import MISSING, Comparison
 
 NOT_RUN_COLOUR, NOT_RUN_MEANING = "#eeeeee", "not run on this device"
-# colour and legend phrase of every cell, from the statuses' own (harness.run.results.Status)
-STATUS_COLOURS = {**{s.value: s.colour for s in Status}, MISSING: NOT_RUN_COLOUR}
+# the background of a cell of each status, green to red, and its legend phrase (the status's own)
+COLOURS = {
+    Status.PASS: "#2e7d32",
+    Status.XFAIL: "#7cb342",
+    Status.UNSUPPORTED: "#9e9e9e",
+    Status.PENDING: "#90a4ae",
+    Status.XPASS: "#f9a825",
+    Status.FLAKY: "#ef6c00",
+    Status.FAIL: "#c62828",
+    Status.LIVELOCK: "#6a1b9a",
+    Status.FAULT: "#ad1457",
+    Status.TIMEOUT: "#4527a0",
+    Status.DEVICE_LOST: "#311b92",
+    Status.CRASH: "#000000",
+    Status.ERROR: "#5d4037",
+}
+STATUS_COLOURS = {**{s.value: COLOURS[s] for s in Status}, MISSING: NOT_RUN_COLOUR}
 STATUS_MEANING = {**{s.value: s.meaning for s in Status}, MISSING: NOT_RUN_MEANING}
 MAX_HEATMAP_WARPS = 64      # beyond this, only warps with listed mismatches are drawn
 MISMATCH_COLUMNS = ["#", "buffer", "index", "thread", "warp", "lane", "expected", "actual", "xor"]

@@ -22,16 +22,13 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from ..tools import toolchain
 from . import cases, record
+from ..case.toml_text import tomllib
+from ..tools import toolchain
 from .log import CaptureError
 
 MAX_BYTES = 4 << 20       # device memory a launch may touch to become a case (both sides: 8 MiB)
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
 
 
 @dataclass

@@ -15,10 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
+from .toml_text import tomllib
 
 MAX_FILE_BYTES = 16 << 20        # a case file or a listing
 

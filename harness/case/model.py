@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from warpboard.translator import abi
+
 from . import cubin as cubin_file
 from . import printf as case_printf
 from .fields import (
@@ -60,7 +62,7 @@ PARAM_KINDS = ("buffer", "u8", "u16", "u32", "u64")
 PARAM_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64}
 CONSTANT_KEYS = ("bank", "offset", "words")
 CONSTANT_BANKS = (1, 4)          # banks a case may fill (0 is the launch's: see translator.abi)
-CONSTANT_BANK_BYTES = 0x1000     # translator.abi.BANK_BYTES
+CONSTANT_BANK_BYTES = abi.BANK_BYTES     # one constant bank (banks 1-4; bank 0 is the ABI's)
 MAX_CUBIN_BYTES = 64 << 20       # a cubin a case takes its constant banks from
 
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")

@@ -1,8 +1,14 @@
-"""TOML source text for case files: the one writer that new-case, record-truth, the fuzzer and
-the tests use, so every case file spells strings, words and tables the same way. Reading is
-``tomllib``'s (harness.case.fields); writing by hand keeps the layout a reviewer reads: eight
-words a line, hex where the words are bit patterns, comments and order as written."""
+"""TOML for case files: the one reader (``tomllib``, or ``tomli`` on Python 3.10, imported
+here once for every module that reads TOML) and the one writer that new-case, record-truth,
+the fuzzer and the tests use, so every case file spells strings, words and tables the same
+way. Writing by hand keeps the layout a reviewer reads: eight words a line, hex where the
+words are bit patterns, comments and order as written."""
 from __future__ import annotations
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
 
 WORDS_PER_LINE = 8
 

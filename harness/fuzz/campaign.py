@@ -80,7 +80,7 @@ class Column:
     env: dict = field(default_factory=dict)
 
 
-def run(cases, columns: list[Column], root: Path, options, jobs: int = 0,
+def run(cases, columns: list[Column], options, jobs: int = 0,
         progress=lambda result: None, stop_after_s: float | None = None) -> list[CaseResult]:
     """Every case on every column. Each column's cases are dealt out to ``jobs`` workers (each
     its own process with its own device), so one device column uses every core it is given:
@@ -98,7 +98,7 @@ def run(cases, columns: list[Column], root: Path, options, jobs: int = 0,
             for case in chunk:
                 if deadline is not None and time.monotonic() > deadline:
                     break
-                result = run_in_worker(worker, case, col.id, col.index, options, str(root))
+                result = run_in_worker(worker, case, col.id, col.index, options)
                 out.append(result)
                 progress(result)
         return out

@@ -22,19 +22,16 @@ import json
 import sys
 from pathlib import Path
 
+from . import campaign
 from ..case.model import CaseError, load_case
+from ..case.toml_text import tomllib
 from ..run.engine import Options
 from ..tools import truth
 from ..tools.toolchain import ToolMissing
-from . import campaign
 from .build import Built
 from .generate import generate
 from .knobs import KnobError, load
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -140,7 +137,7 @@ def main(args: argparse.Namespace) -> int:
                 say(f"{done[0]} cells run")
         options = Options(timeout_s=args.timeout, budget=args.budget)
         results = campaign.run(cases, campaign.columns_for(args.device, not args.no_interp),
-                               plan.directory(), options, args.jobs, progress, args.stop_after)
+                               options, args.jobs, progress, args.stop_after)
     doc = campaign.summarise(built, results, plan)
     if chip is not None:
         doc["chip"] = chip

@@ -25,10 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
+from ..case.toml_text import tomllib
 
 DEFAULT_FILE = Path(__file__).with_name("default.toml")
 

@@ -113,7 +113,7 @@ def device_judge(device: str, wanted: tuple[str, ...], options, jobs: int = 0) -
 
     def judge(built: list[Built], root: Path) -> list[bool]:
         cases = [load_case(b.case_path, root) for b in built]
-        results = {r.case: r for r in campaign.run(cases, columns(device), root, options, jobs)}
+        results = {r.case: r for r in campaign.run(cases, columns(device), options, jobs)}
         return [signature(results[c.id]) == wanted for c in cases]
     return judge
 
@@ -335,7 +335,7 @@ def columns(device: str):
 
 def run_case(path: Path, device: str, options) -> CaseResult:
     """One case file on one device."""
-    return campaign.run([load_case(path, path.parent)], columns(device), path.parent, options, 1)[0]
+    return campaign.run([load_case(path, path.parent)], columns(device), options, 1)[0]
 
 
 def report(r: Reduction, before: CaseResult, after: CaseResult, written: Path, checker: Checker) -> str:

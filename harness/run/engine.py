@@ -23,7 +23,7 @@ from warpboard.translator import TranslatorError, UnsupportedInstruction, workgr
 
 from .. import translators
 from ..case.expectations import Expectations, driver_version
-from ..case.model import BrokenCase, Case, CaseError, load_case
+from ..case.model import BrokenCase, Case, CaseError
 from . import compare, findings, printf
 from .dispatch import prepare, run_interpreter, run_vulkan
 from .results import RESULTS_VERSION, CaseResult, Outcome, Run, Status, decide
@@ -185,11 +185,10 @@ def _record(case: Case, raw, result: CaseResult) -> None:
 
 
 # ------------------------------------------------------------------ in the worker process
-def worker_run(case_path: str, root: str | None, device_index: int | None, device_id: str,
+def worker_run(case: Case, device_index: int | None, device_id: str,
                options: dict, translator: dict | None = None) -> dict:
-    """Worker target: load the case, run it on this process's device with the translator,
-    return the cell."""
-    case = load_case(case_path, root)
+    """Worker target: run the case (loaded once, by the parent, and sent whole) on this
+    process's device with the translator, and return the cell."""
     device = None
     if device_index is not None:
         device = cached_device(device_index)
@@ -260,7 +259,7 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     shares = [(col, out, cases[i::jobs]) for i in range(jobs) for col, out in zip(columns, per_device)
               if cases[i::jobs]]
     pool = ThreadPoolExecutor(max(1, min(len(shares), jobs)))
-    futures = [pool.submit(_run_column, share, col, options, root, repeat, lists, progress, out, stop)
+    futures = [pool.submit(_run_column, share, col, options, repeat, lists, progress, out, stop)
                for col, out, share in shares]
     with _sigint_stops(stop):
         while wait(futures, timeout=0.5).not_done and not stop.event.is_set():
@@ -283,14 +282,14 @@ def run_matrix(cases: list[Case], configs: list, interp: bool = True, options: O
     return doc
 
 
-def _run_column(cases, column, options: Options, root, repeat: int, lists: Lists,
+def _run_column(cases, column, options: Options, repeat: int, lists: Lists,
                 progress, out: list, stop: _Stop) -> None:
     """One share of a device's cells, appended to ``out`` as they finish, until done or stopped."""
     device_id, index, env, subgroup, translator = column
     with Worker(env, device_id) as worker:
         stop.workers.append(worker)
         for case in cases:
-            result = _skipped(lists, case, column) or _run_cell(worker, case, column, options, root, repeat,
+            result = _skipped(lists, case, column) or _run_cell(worker, case, column, options, repeat,
                                                                  lists, stop)
             if result is None:
                 return              # the cell in progress was killed: it did not finish
@@ -301,7 +300,7 @@ def _run_column(cases, column, options: Options, root, repeat: int, lists: Lists
                 progress(result)
 
 
-def _run_cell(worker, case: Case, column, options: Options, root, repeat: int, lists: Lists,
+def _run_cell(worker, case: Case, column, options: Options, repeat: int, lists: Lists,
               stop: _Stop) -> CaseResult | None:
     """One cell: its repeats, a retry while it fails, then the flakes list; None if stopped.
 
@@ -311,14 +310,14 @@ def _run_cell(worker, case: Case, column, options: Options, root, repeat: int, l
     name = translator and translator["name"]
     expected, runs = lists.expected(case.id, device_id, name), []
     for _ in range(max(1, repeat)):
-        runs.append(run_in_worker(worker, case, device_id, index, options, root, translator))
+        runs.append(run_in_worker(worker, case, device_id, index, options, translator))
         if stop.event.is_set():
             return None
     result = _fold_repeats(runs, expected)
     for _ in range(options.retries):
         if not result.status.is_failure or result.status is Status.XPASS:
             break
-        again = run_in_worker(worker, case, device_id, index, options, root, translator)
+        again = run_in_worker(worker, case, device_id, index, options, translator)
         if stop.event.is_set():
             return None
         if not decide(again.run, expected).is_failure:
@@ -351,11 +350,11 @@ def _broken_result(broken: BrokenCase, column) -> CaseResult:
 
 
 def run_in_worker(worker, case: Case, device_id: str, index: int | None, options: Options,
-                  root: str | None = None, translator: dict | None = None) -> CaseResult:
+                  translator: dict | None = None) -> CaseResult:
     """One cell through a worker: a hang or a crash of the worker becomes TIMEOUT or CRASH."""
     translator = translator if index is not None else None     # the interpreter needs none
     name = translator["name"] if translator else None
-    reply = worker.call(options.target, str(case.path), root, index, device_id,
+    reply = worker.call(options.target, case, index, device_id,
                         options.for_worker(case.id, device_id), timeout_s=options.timeout_for(case.id, device_id) + 10,
                         **({"translator": translator} if translator else {}))
     if reply.ok:

@@ -21,30 +21,29 @@ READABLE_VERSIONS = (1, 2)    # version 1: no translator; every device cell is t
 class Status(str, enum.Enum):
     """What a scoreboard cell shows, from green to red (the order of the reports' legend)."""
 
-    def __new__(cls, label: str, is_failure: bool, colour: str, meaning: str) -> "Status":
+    def __new__(cls, label: str, is_failure: bool, meaning: str) -> "Status":
         member = str.__new__(cls, label)
         member._value_ = label
         member.is_failure = is_failure    # whether this outcome should turn a CI job red
-        member.colour = colour            # background of the cell in the HTML report
         member.meaning = meaning          # one phrase for the reports' legend
         return member
 
     def __str__(self) -> str:
         return self.value
 
-    PASS = "PASS", False, "#2e7d32", "matches the expected buffers"
-    XFAIL = "XFAIL", False, "#7cb342", "fails, as the expectations file says"
-    UNSUPPORTED = "UNSUPPORTED", False, "#9e9e9e", "instruction or feature missing"
-    PENDING = "PENDING", False, "#90a4ae", "ran to the end; no expected words yet (record-truth)"
-    XPASS = "XPASS", True, "#f9a825", "passes, though expected to fail"
-    FLAKY = "FLAKY", False, "#ef6c00", "failed, then passed on retry (or differed between repeats)"
-    FAIL = "FAIL", True, "#c62828", "buffers differ"
-    LIVELOCK = "LIVELOCK", True, "#6a1b9a", "step budget spent"
-    FAULT = "FAULT", True, "#ad1457", "access outside every buffer"
-    TIMEOUT = "TIMEOUT", True, "#4527a0", "killed by the watchdog"
-    DEVICE_LOST = "DEVICE_LOST", True, "#311b92", "the driver lost the device (VK_ERROR_DEVICE_LOST) in this cell"
-    CRASH = "CRASH", True, "#000000", "worker process died"
-    ERROR = "ERROR", True, "#5d4037", "anything else"
+    PASS = "PASS", False, "matches the expected buffers"
+    XFAIL = "XFAIL", False, "fails, as the expectations file says"
+    UNSUPPORTED = "UNSUPPORTED", False, "instruction or feature missing"
+    PENDING = "PENDING", False, "ran to the end; no expected words yet (record-truth)"
+    XPASS = "XPASS", True, "passes, though expected to fail"
+    FLAKY = "FLAKY", False, "failed, then passed on retry (or differed between repeats)"
+    FAIL = "FAIL", True, "buffers differ"
+    LIVELOCK = "LIVELOCK", True, "step budget spent"
+    FAULT = "FAULT", True, "access outside every buffer"
+    TIMEOUT = "TIMEOUT", True, "killed by the watchdog"
+    DEVICE_LOST = "DEVICE_LOST", True, "the driver lost the device (VK_ERROR_DEVICE_LOST) in this cell"
+    CRASH = "CRASH", True, "worker process died"
+    ERROR = "ERROR", True, "anything else"
 
 
 class Outcome(str, enum.Enum):

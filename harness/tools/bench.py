@@ -29,16 +29,16 @@ import sys
 import time
 from pathlib import Path
 
-import tomllib
 
 from warpboard.translator import clear_caches, parse_listing
 
+from . import bench_targets
 from ..case.model import BufferSpec, Case, Param, discover_cases, load_case
+from ..case.toml_text import tomllib
 from ..run import devices
 from ..run.dispatch import prepare, run_interpreter, run_vulkan, tight_loops_allowed, translate_case, warps_are_subgroups
 from ..run.worker import Worker, cached_device, fresh_device
 from ..vk.probe import real_subgroup
-from . import bench_targets
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 if not BENCH_DIR.is_dir():          # an installed package: the checkout's bench/, from where it runs

@@ -34,13 +34,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import tomllib
 
 from warpboard.translator import TranslatorError, UnsupportedInstruction, decode, load_program, parse_listing, translate
 
 from ..capture import programs as capture_programs
 from ..case.model import listing_kernels
-from ..case.toml_text import toml_string
+from ..case.toml_text import toml_string, tomllib
 from ..files import write_atomic
 from .toolchain import ARCH, ToolFailed, ToolMissing, compile_cubin, disassemble, find_nvcc, find_nvdisasm, nvcc_version
 

@@ -20,12 +20,9 @@ from dataclasses import dataclass, field
 
 from ..case.model import Case, CaseError, load_case
 from ..case.toml_text import toml_lines, toml_string, toml_words
+from ..case.toml_text import tomllib
 from .truth_gpu import TruthError
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
 
 
 @dataclass

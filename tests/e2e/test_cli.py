@@ -26,7 +26,7 @@ SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-c
 def test_the_status_set_is_closed_and_complete():
     assert {s.value for s in Status} == EVERY_STATUS
     assert {s for s in Status if not s.is_failure} == GREEN
-    colours = [s.colour for s in Status]
+    colours = [page.COLOURS[s] for s in Status]
     assert all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in colours), colours
     assert len(set(colours)) == len(colours), "two statuses share a colour"
     assert all(s.meaning and s.meaning == s.meaning.strip() for s in Status)
@@ -45,7 +45,7 @@ def test_every_outcome_names_a_status_and_every_shader_code_an_outcome():
 
 def test_the_reports_colour_every_status_from_the_table(results):
     for s in Status:
-        assert page.STATUS_COLOURS[s.value] == s.colour
+        assert page.STATUS_COLOURS[s.value] == page.COLOURS[s]
         assert page.STATUS_MEANING[s.value] == s.meaning
     html = render.html(results)
     legend = html[html.index('<ul class="status-legend">'):]

@@ -72,21 +72,21 @@ def run_case_here(case_id: str) -> dict:
     return {"status": result.status.name, "message": result.message, "subgroup_size": device.info.subgroup_size}
 
 
-def misbehave(case_path, root, index, device_id, options, translator=None):
+def misbehave(case, index, device_id, options, translator=None):
     """The engine's cell target, except that cases named crash_me and hang_me crash and hang."""
-    if "crash_me" in case_path:
+    if "crash_me" in case.id:
         os._exit(7)
-    if "hang_me" in case_path:
+    if "hang_me" in case.id:
         time.sleep(3600)
-    return worker_run(case_path, root, index, device_id, options, translator)
+    return worker_run(case, index, device_id, options, translator)
 
 
-def lose_device(case_path, root, index, device_id, options, translator=None):
+def lose_device(case, index, device_id, options, translator=None):
     """The engine's cell target, except that from a case named lose_me on, this process's
     driver reports its device lost: the binding's vkWaitForFences raises VkErrorDeviceLost,
     as NVIDIA's driver does after a shader it had to kill, and keeps raising it, as a lost
     device does (only a new process gets a working one)."""
-    if "lose_me" in case_path:
+    if "lose_me" in case.id:
         import vulkan
         cached_device(index)            # opened and probed before the loss
         wait = vulkan.vkWaitForFences
@@ -95,21 +95,21 @@ def lose_device(case_path, root, index, device_id, options, translator=None):
             wait(*args)                 # the work is done: nothing in flight when the objects go
             raise vulkan.VkErrorDeviceLost()
         vulkan.vkWaitForFences = lost
-    result = worker_run(case_path, root, index, device_id, options, translator)
+    result = worker_run(case, index, device_id, options, translator)
     result["message"] = f"{result.get('message') or ''} [pid {os.getpid()}]"
     return result
 
 
-def pid_cell(case_path, root, index, device_id, options, translator=None) -> dict:
+def pid_cell(case, index, device_id, options, translator=None) -> dict:
     """A PASS cell whose message is the worker's pid (which process ran the case)."""
-    case = os.path.basename(case_path).removesuffix(".toml")
-    return CaseResult(case, device_id, Status.PASS, message=str(os.getpid()), outcome=Outcome.OK.value).to_json()
+    return CaseResult(case.id, device_id, Status.PASS, message=str(os.getpid()), outcome=Outcome.OK.value).to_json()
 
 
-def scripted_cell(case_path, root, index, device_id, options, translator=None) -> dict:
+def scripted_cell(case, index, device_id, options, translator=None) -> dict:
     """A cell whose outcomes are scripted by its case path, ``/dir/<name>.<o1>-<o2>-....toml``
     (each ``ok`` or ``fail``): the n-th call for that path ends with the n-th outcome (the last
     one repeats). Calls are counted in files under ``dir``, across worker processes."""
+    case_path = str(case.path)
     stem = os.path.basename(case_path).removesuffix(".toml")
     name, _, script = stem.partition(".")
     outcomes = script.split("-")

@@ -340,7 +340,7 @@ def test_a_device_column_is_dealt_out_to_every_job():
 
     cases = [SimpleNamespace(id=f"fz{i}", path=f"/nowhere/fz{i}.toml") for i in range(6)]
     columns = [campaign.Column("gpu-a", 0), campaign.Column("gpu-b", 1)]
-    results = campaign.run(cases, columns, Path("/nowhere"), Options(timeout_s=30, target="support.worker_targets:pid_cell"),
+    results = campaign.run(cases, columns, Options(timeout_s=30, target="support.worker_targets:pid_cell"),
                            jobs=3)
     for device in ("gpu-a", "gpu-b"):
         cells = [r for r in results if r.device == device]
@@ -353,8 +353,8 @@ def test_stop_after_starts_no_cell_past_the_limit():
     cases = [SimpleNamespace(id=f"fz{i}", path=f"/nowhere/fz{i}.toml") for i in range(4)]
     options = Options(timeout_s=30, target="support.worker_targets:pid_cell")
     columns = [campaign.Column("gpu-a", 0)]
-    assert campaign.run(cases, columns, Path("/nowhere"), options, jobs=2, stop_after_s=0) == []
-    assert len(campaign.run(cases, columns, Path("/nowhere"), options, jobs=2, stop_after_s=60)) == 4
+    assert campaign.run(cases, columns, options, jobs=2, stop_after_s=0) == []
+    assert len(campaign.run(cases, columns, options, jobs=2, stop_after_s=60)) == 4
 
 
 def _summary(shard, cells, seed=40, count=10):
