@@ -9,7 +9,7 @@
 Prints the plain loop's time on the device clock, with the SM clock nvidia-smi reads where it
 is there: on a fresh VkDevice, after the first 40 library cases ran on it, on a second VkDevice
 opened then, on the first again at once and 5 s later, and after `warpboard bench`'s warm-up
-(harness.tools.bench.warm_up).
+(studies.bench.warm_up).
 
 What it showed (H100, driver 580.159.04, runs/nvidia-h100-clock-ramp.txt and
 runs/nvidia-h100-clock-timeline.txt): 0.084 ms at 1980 MHz fresh; 0.462 ms at 345 MHz after the
@@ -30,7 +30,7 @@ from warpboard.harness import vk
 from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run import devices
 from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case
-from warpboard.harness.tools.bench import bench_cases, warm_up
+from warpboard.studies.bench import bench_cases, warm_up
 
 
 def sm_clock() -> str:

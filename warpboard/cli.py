@@ -20,6 +20,8 @@ from typing import Callable, Sequence
 
 from tabulate import tabulate
 
+from warpboard.authoring import corpus, newcase, truth
+from warpboard.authoring.capture import cli as capture_cli
 from warpboard.harness.case.model import (
     MAX_BLOCK_DIMS,
     MAX_BLOCK_THREADS,
@@ -28,14 +30,13 @@ from warpboard.harness.case.model import (
     read_text,
 )
 from warpboard.harness.files import OutputError, output_problem, write_atomic
-from warpboard.harness.capture import cli as capture_cli
-from warpboard.harness.fuzz import cli as fuzz_cli
-from warpboard.harness.fuzz import merge as fuzz_merge
-from warpboard.harness.fuzz import reduce as fuzz_reduce
 from warpboard.harness.run import devices
-from warpboard.harness.tools import bench, corpus, mufu_rates, newcase, truth
 from warpboard.reports import cli as reports_cli
 from warpboard.reports.render import plain
+from warpboard.studies import bench, mufu_rates
+from warpboard.studies.fuzz import cli as fuzz_cli
+from warpboard.studies.fuzz import merge as fuzz_merge
+from warpboard.studies.fuzz import reduce as fuzz_reduce
 
 from .args import INTERRUPTED, UsageError, bounded
 from .run_cmd import add_run_arguments, cmd_run

@@ -23,8 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from warpboard.harness.tools import newcase  # noqa: E402
-from warpboard.harness.tools.newcase import BufferArg, new_case  # noqa: E402
+from warpboard.authoring import newcase  # noqa: E402
+from warpboard.authoring.newcase import BufferArg, new_case  # noqa: E402
 
 # one compile of kernels.cu serves every case
 newcase.compile_listing = functools.lru_cache(newcase.compile_listing)

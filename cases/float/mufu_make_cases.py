@@ -2,9 +2,9 @@
 
     .venv/bin/python cases/float/mufu_make_cases.py [CASE...]
 
-One case per sweep of :mod:`harness.tools.mufu_sweep` (``mufu_<func>_sweep.toml``): blocks of 256
+One case per sweep of :mod:`studies.mufu_sweep` (``mufu_<func>_sweep.toml``): blocks of 256
 threads, one input word per thread in buffer ``in``, the raw result bits in ``out``. The
-expected words are the CPU's best guess (``expected = "derived"``, :func:`harness.tools.mufu_sweep.reference`),
+expected words are the CPU's best guess (``expected = "derived"``, :func:`studies.mufu_sweep.reference`),
 for ``warpboard record-truth --force`` to replace with the chip's; ``out`` keeps whatever
 ``compare`` its case file already declares (``warpboard mufu-rates --write-tolerances`` sets it
 from measured rates).
@@ -19,9 +19,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from warpboard.harness.tools import newcase  # noqa: E402
-from warpboard.harness.tools.mufu_sweep import BLOCK, SWEEPS, Sweep, derived_words, inputs  # noqa: E402
-from warpboard.harness.tools.newcase import BufferArg, new_case, toml_string, toml_words  # noqa: E402
+from warpboard.authoring import newcase  # noqa: E402
+from warpboard.studies.mufu_sweep import BLOCK, SWEEPS, Sweep, derived_words, inputs  # noqa: E402
+from warpboard.authoring.newcase import BufferArg, new_case, toml_string, toml_words  # noqa: E402
 
 # one compile of mufu_sweep.cu serves every case
 newcase.compile_listing = functools.lru_cache(newcase.compile_listing)
@@ -29,7 +29,7 @@ newcase.compile_listing = functools.lru_cache(newcase.compile_listing)
 DERIVATION = (
     "The CPU's best guess at the chip's words, until they are recorded on the chip "
     "(warpboard record-truth --force): {how} Computed by:\n"
-    "from harness.tools.mufu_sweep import derived_words, sweep_named\n"
+    "from studies.mufu_sweep import derived_words, sweep_named\n"
     "expected = {{\"out\": derived_words(sweep_named(\"{case}\"))}}")
 HOW = {
     "f32": "the function's binary64 value rounded once to binary32{ftz}, PTX's special values, "

@@ -17,7 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 from warpboard.harness.case.model import load_case  # noqa: E402
-from warpboard.harness.tools.newcase import toml_words  # noqa: E402
+from warpboard.authoring.newcase import toml_words  # noqa: E402
 
 M = 0xFFFFFFFF
 

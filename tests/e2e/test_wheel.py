@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from support.paths import CASES, ROOT
 
-SOURCES = ("pyproject.toml", "README.md", "translator", "harness", "reports", "warpboard")
+SOURCES = ("pyproject.toml", "README.md", "translator", "harness", "authoring", "studies", "reports", "warpboard")
 CASE = "truth/loop_ballot"
 
 
@@ -56,8 +56,8 @@ def test_the_wheel_holds_only_the_warpboard_package(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"warpboard"}
-    for module in ("warpboard/translator/emit/turns/loop.py", "warpboard/harness/fuzz/campaign.py",
-                   "warpboard/harness/fuzz/small.toml", "warpboard/reports/render.py", "warpboard/cli.py"):
+    for module in ("warpboard/translator/emit/turns/loop.py", "warpboard/studies/fuzz/campaign.py",
+                   "warpboard/studies/fuzz/small.toml", "warpboard/reports/render.py", "warpboard/cli.py"):
         assert module in names, module
 
 

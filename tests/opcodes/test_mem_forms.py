@@ -11,7 +11,7 @@ import random
 
 import pytest
 from warpboard.harness.case.model import CaseError, Param
-from warpboard.harness.tools import newcase, toolchain
+from warpboard.authoring import newcase, toolchain
 from warpboard.translator.errors import UnsupportedInstruction
 
 from support.listing_kit import (

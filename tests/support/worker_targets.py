@@ -145,7 +145,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
         from warpboard.translator.emit.turns import loop
         loop.INLINE_FLOOR, loop.INLINE_SHARE = inline, 0.0
 
-    from warpboard.harness.tools.bench import bench_cases
+    from warpboard.studies.bench import bench_cases
 
     from warpboard.harness.run.dispatch import (
         prepare,

@@ -21,7 +21,7 @@ from warpboard.harness.run.dispatch import (
 )
 from warpboard.harness.run.printf import printed
 from warpboard.harness.run.results import Outcome
-from warpboard.harness.tools import newcase, toolchain
+from warpboard.authoring import newcase, toolchain
 from warpboard.harness.vk import validate_spirv
 from warpboard.translator import abi
 from warpboard.translator.ir.program import load_program

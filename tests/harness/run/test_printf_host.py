@@ -21,8 +21,8 @@ from warpboard.harness.run.printf import (
     format_record,
     split_lines,
 )
-from warpboard.harness.tools import truth
-from warpboard.harness.tools.capture import captured_stdout
+from warpboard.authoring import truth
+from warpboard.authoring.stdout import captured_stdout
 from warpboard.reports import render
 
 LIBC = ctypes.CDLL(None) if sys.platform.startswith("linux") else None

@@ -10,7 +10,7 @@ import pytest
 from warpboard.harness.run import devices, engine
 from warpboard.harness.run.dispatch import prepare, tight_loops_allowed, translate_case
 from warpboard.harness.run.results import Status
-from warpboard.harness.tools.bench import bench_cases
+from warpboard.studies.bench import bench_cases
 from warpboard.translator.spirv.builder import OP
 
 from support.paths import library_case

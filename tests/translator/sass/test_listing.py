@@ -10,8 +10,8 @@ import pytest
 from support.paths import ROOT
 from support.sass_texts import CUOBJDUMP, NVDISASM, by_pc, kernel_text, line_of
 from warpboard.harness.case.model import has_kernel, kernel_section, listing_kernels
-from warpboard.harness.tools.bench import big_listing, parse_rate
-from warpboard.harness.tools.corpus import blocker_key
+from warpboard.studies.bench import big_listing, parse_rate
+from warpboard.authoring.corpus import blocker_key
 from warpboard.translator.errors import (
     ProgramError,
     SassSyntaxError,

@@ -2,7 +2,7 @@
 device's subgroups are warps (translator/README.md, "Per-warp turns"). The words stay the
 chip's, a program with BAR keeps the workgroup's turns, and a uniform warp's straight run of
 blocks is one turn (chains). The counts are the shader's: test_warp_subgroups.py compares
-them with the per-warp shader on lavapipe-w16, and tests/harness/tools/test_bench.py checks
+them with the per-warp shader on lavapipe-w16, and tests/studies/test_bench.py checks
 that a uniform warp takes one turn per loop iteration (bench_warp_trips)."""
 
 from support.paths import CASES, ROOT
