@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An external translator for `warpboard run --translator NAME=COMMAND`: one request (JSON) on
-standard input, one answer (JSON) on standard output, as harness/translators/external.py
+standard input, one answer (JSON) on standard output, as harness/run/translators/external.py
 documents. This one hands the listing to warpboard's own translator in the strategy named on
 its command line (default subgroup-native), so it is also the smallest template for wrapping
 another translator: replace `translate_listing` with a call into yours.

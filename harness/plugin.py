@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .case.expectations import load_expectations
+from .run.expectations import load_expectations
 from .case.model import CaseError, load_case
 from .run import devices, engine
 from .run.results import Status, apply_expectation

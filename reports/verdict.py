@@ -96,7 +96,7 @@ def findings(results: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
 
 
 def stale(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Expectation rules whose every cell in this run passed (see harness.case.expectations)."""
+    """Expectation rules whose every cell in this run passed (see harness.run.expectations)."""
     return list(results.get("stale_expectations") or [])
 
 

@@ -138,6 +138,68 @@ def test_no_part_imports_one_above_it(part):
     assert not upward, "\n".join(upward)
 
 
+def package_of(module: str) -> str:
+    """The node of the import graph a module belongs to: a sub-package (a package is its own
+    node), or, for a module directly in a part (warpboard.translator.abi,
+    warpboard.authoring.corpus), the module itself."""
+    if _is_module(module + ".__init__"):
+        return module
+    parent = module.rsplit(".", 1)[0]
+    return module if parent == "warpboard" or parent.removeprefix("warpboard.") in TOP_FOLDERS else parent
+
+
+def circles(pairs) -> list[list[str]]:
+    """The strongly connected components of more than one node of a directed graph."""
+    graph: dict[str, set[str]] = {}
+    for a, b in pairs:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle_between_packages():
+    """No sub-package imports one beside it that imports it back, through any chain: each (the
+    runner's case/, run/, vk/, translators/; a room's capture/ or fuzz/; the translator's
+    stages) can be read with only what it imports."""
+    pairs = {(package_of(i.module), package_of(i.target)) for i in edges(*PARTS)}
+    # a package and the packages inside it work together (the emitter and its strategies,
+    # the opcode table and its semantics): only packages side by side must not circle
+    pairs = {(a, b) for a, b in pairs if a != b and not b.startswith(a + ".") and not a.startswith(b + ".")}
+    found = circles(pairs)
+    assert not found, "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_circle_check_finds_a_circle():
+    assert circles([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]) == [["a", "b", "c"]]
+    assert circles([("a", "b"), ("b", "c")]) == []
+
+
 def test_translator_imports_only_go_down_its_stages():
     wrong = []
     for imp in edges("translator"):

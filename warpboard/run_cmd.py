@@ -12,10 +12,10 @@ import json
 import sys
 from pathlib import Path
 
-from warpboard.harness.case.expectations import Expectations, load_expectations
+from warpboard.harness.run.expectations import Expectations, load_expectations
 from warpboard.harness.case.model import MAX_STEP_BUDGET, CaseError, scan_cases
 from warpboard.harness.files import output_problem, write_atomic
-from warpboard.harness import translators
+from warpboard.harness.run import translators
 from warpboard.harness.run import devices, engine
 from warpboard.harness.run.results import Status
 from warpboard.reports import render
@@ -43,7 +43,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--translator", action="append", metavar="NAME[=COMMAND]",
                    help="a translator to score (repeatable; default: turns): a built-in strategy (turns, "
                         "subgroup-native), an entry point of the group warpboard.translators, or NAME=COMMAND "
-                        "for a command speaking harness/translators/external.py's protocol")
+                        "for a command speaking harness/run/translators/external.py's protocol")
     p.add_argument("--no-interp", action="store_true", help="leave out the CPU reference interpreter")
     p.add_argument("-o", "--output", help="results JSON")
     p.add_argument("--html", help="HTML page")

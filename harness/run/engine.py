@@ -21,8 +21,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 from warpboard.translator import TranslatorError, UnsupportedInstruction, workgroup_bytes
 
-from .. import translators
-from ..case.expectations import Expectations, driver_version
+from . import translators
+from .expectations import Expectations, driver_version
 from ..case.model import BrokenCase, Case, CaseError
 from . import compare, findings, printf
 from .dispatch import prepare, run_interpreter, run_vulkan
@@ -51,7 +51,7 @@ class Options:
     retries: int = 1                # a failing cell runs again this often; failed, then passed: FLAKY
     costs: dict[str, dict[str, float]] = field(default_factory=dict)   # case -> device -> seconds (ci/costs.json)
     target: str = "warpboard.harness.run.engine:worker_run"   # what the worker calls (tests inject failures here)
-    translators: tuple[dict, ...] = ({"name": translators.DEFAULT},)   # harness.translators.parse's specs
+    translators: tuple[dict, ...] = ({"name": translators.DEFAULT},)   # harness.run.translators.parse's specs
 
     def timeout_for(self, case_id: str, device_id: str = "") -> float:
         """The watchdog of one cell: COST_FACTOR times the case's recorded cost on that device
@@ -66,7 +66,7 @@ class Options:
 
 @dataclass
 class Lists:
-    """The cell lists of a run (harness.case.expectations): fails, flakes and skips."""
+    """The cell lists of a run (harness.run.expectations): fails, flakes and skips."""
     expectations: Expectations | None = None
     flakes: Expectations | None = None
     skips: Expectations | None = None
@@ -87,7 +87,7 @@ class Lists:
 def run_case(case: Case, device_id: str, device=None, options: Options | None = None,
              translator: dict | None = None) -> CaseResult:
     """Run one case on one device (an open Vulkan device, or None for the interpreter) with
-    one translator (a spec of harness.translators.parse; None: the default)."""
+    one translator (a spec of harness.run.translators.parse; None: the default)."""
     options = options or Options()
     start = time.perf_counter()
     name = None if device is None else (translator or {}).get("name", translators.DEFAULT)

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from warpboard.harness.case.expectations import parse_expectations
+from warpboard.harness.run.expectations import parse_expectations
 from warpboard.harness.run import engine
 from warpboard.harness.run.results import Status
 from warpboard import run_cmd

@@ -6,7 +6,7 @@ them with the per-warp shader on lavapipe-w16, and tests/studies/test_bench.py c
 that a uniform warp takes one turn per loop iteration (bench_warp_trips)."""
 
 from support.paths import CASES, ROOT
-from warpboard.harness.case.expectations import load_expectations
+from warpboard.harness.run.expectations import load_expectations
 from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run.compare import compare
 from warpboard.harness.run.dispatch import prepare, run_interpreter

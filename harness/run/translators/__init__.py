@@ -1,6 +1,6 @@
 """Translators the board scores, by name: the built-in strategies, entry points of the group
 ``warpboard.translators``, and external commands (``NAME=COMMAND``) speaking the protocol of
-:mod:`harness.translators.external`.
+:mod:`harness.run.translators.external`.
 
 A translator turns a prepared case into a :class:`translator.Shader` for one device, or
 raises :class:`translator.UnsupportedInstruction` with the reason (an UNSUPPORTED cell). The

@@ -27,7 +27,7 @@ import subprocess
 
 from warpboard.translator import Shader, UnsupportedInstruction, abi
 
-from ..vk.probe import real_subgroup
+from ...vk.probe import real_subgroup
 
 PROTOCOL = 1
 TIMEOUT_S = 120

@@ -1,6 +1,6 @@
 """Expected-failure lists: parsing, matching, and the one function that applies them."""
 import pytest
-from warpboard.harness.case.expectations import driver_version, parse_expectations
+from warpboard.harness.run.expectations import driver_version, parse_expectations
 from warpboard.harness.run.results import Status, apply_expectation
 
 TEXT = """

@@ -1,4 +1,4 @@
-"""Translators as plug-ins (harness.translators): the built-in strategies, entry points and
+"""Translators as plug-ins (harness.run.translators): the built-in strategies, entry points and
 external commands, scored side by side, each cell naming its translator; and the
 subgroup-native strategy's refusal where subgroups cannot hold a warp."""
 import json
@@ -6,7 +6,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from warpboard.harness import translators
+from warpboard.harness.run import translators
 from warpboard.harness.run import engine
 from warpboard.reports import collect, render
 

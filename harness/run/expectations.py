@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..run.results import Status
+from .results import Status
 
 
 KEYS = ("translator", "driver", "version")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from warpboard.translator import UnsupportedInstruction
 
-from ..run.dispatch import tight_loops_allowed, translate_case, warps_are_subgroups
-from ..vk.probe import real_subgroup
+from ..dispatch import tight_loops_allowed, translate_case, warps_are_subgroups
+from ...vk.probe import real_subgroup
 
 
 class Builtin:
