@@ -5,7 +5,7 @@ under ``warpboard``.
 The translator's stages, lowest first (translator/README.md): ``errors``, ``abi``, ``values``
 and ``spirv`` < ``isa`` < ``sass`` < ``ir`` < ``interp`` and ``emit``, side by side. A module
 imports only from its own stage or a lower one; the interpreter and the emitter never import
-each other, and no translation strategy (a sub-package of ``emit`` named in ``STRATEGIES``)
+each other, and no translation strategy (a sub-package of ``emit`` a ``STRATEGIES`` record names)
 imports another.
 """
 from __future__ import annotations
@@ -114,7 +114,8 @@ def stage_of(name: str) -> str | None:
 
 def strategy_of(name: str) -> str | None:
     parts = name.split(".")
-    if len(parts) > 3 and parts[1:3] == ["translator", "emit"] and parts[3] in translator.STRATEGIES:
+    if len(parts) > 3 and parts[1:3] == ["translator", "emit"] and \
+            parts[3] in {s.package for s in translator.STRATEGIES.values()}:
         return parts[3]
     return None
 

@@ -14,9 +14,12 @@ The stages, lowest first (imports only go down; see translator/README.md):
 Code outside the translator uses only the names below.
 """
 from . import abi
-from .emit.emitter import STRATEGIES, Shader, translate, warp_subgroups_used
+from .emit.emitter import DEFAULT_STRATEGY, STRATEGIES, Shader, translate, warp_subgroups_used
+from .emit.strategy import Strategy, register
 from .errors import TRAP, BadPc, Fault, Livelock, ProgramError, SassSyntaxError, TranslatorError, UnsupportedInstruction
-from .interp.machine import Interpreter, Memory
+from .interp.machine import Interpreter as ScalarInterpreter
+from .interp.machine import Memory
+from .interp.vector import VectorInterpreter as Interpreter   # the same results as ScalarInterpreter, its oracle
 from .ir.constants import ConstantRead, constant_reads
 from .ir.program import Program, decode, load_program
 from .sass.listing import ANONYMOUS, parse_listing
@@ -26,7 +29,7 @@ from .spirv import workgroup_bytes
 from .values import vprintf
 from .values.vprintf import PrintfOutput, PrintfRecord
 
-__all__ = ["abi", "vprintf", "spirv", "translate", "Shader", "STRATEGIES", "warp_subgroups_used", "Interpreter", "Memory", "Program",
+__all__ = ["abi", "vprintf", "spirv", "translate", "Shader", "STRATEGIES", "DEFAULT_STRATEGY", "Strategy", "register", "warp_subgroups_used", "Interpreter", "ScalarInterpreter", "Memory", "Program",
            "decode", "load_program", "parse_listing", "ANONYMOUS", "clear_caches", "PrintfOutput",
            "PrintfRecord", "ConstantRead", "constant_reads", "TranslatorError", "SassSyntaxError", "UnsupportedInstruction", "ProgramError",
            "Fault", "Livelock", "BadPc", "TRAP", "workgroup_bytes"]

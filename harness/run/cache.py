@@ -76,7 +76,7 @@ def translator_digest() -> str:
 
 def spirv_key(listing: str, kernel: str, block, shared_bytes: int, mode: str | None, subgroup_vote: bool,
               warp_subgroups: bool = False, features: frozenset[str] | None = None,
-              strategy: str = "turns", tight_loops: bool = False, workgroup_limit: int | None = None) -> str:
+              strategy: str = translator.DEFAULT_STRATEGY, tight_loops: bool = False, workgroup_limit: int | None = None) -> str:
     h = hashlib.sha256(translator_digest().encode())
     for part in (listing, kernel, repr(tuple(block)), str(shared_bytes), str(mode), str(subgroup_vote),
                  str(warp_subgroups), "all" if features is None else ",".join(sorted(features)), strategy,

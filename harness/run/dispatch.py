@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 from warpboard.translator import (
+    DEFAULT_STRATEGY,
     TRAP,
     BadPc,
     Fault,
@@ -121,7 +122,7 @@ SHADER_FEATURES = frozenset({"shaderInt64", "shaderBufferInt64Atomics", "shaderM
 
 def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
                    use_cache: bool = True, warp_subgroups: bool = False,
-                   features: frozenset[str] | None = None, strategy: str = "turns",
+                   features: frozenset[str] | None = None, strategy: str = DEFAULT_STRATEGY,
                    tight_loops: bool = False, workgroup_limit: int | None = None) -> tuple[Shader, float]:
     """The case's shader (from the SPIR-V cache when it has it) and the seconds it took;
     ``features``: the device's (translator.translate: what the shader may use); ``strategy``:

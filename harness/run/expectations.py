@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from warpboard.translator import DEFAULT_STRATEGY
+
 from .results import Status
 
 
@@ -44,7 +46,7 @@ class Rule:
     driver: str = "*"
     version: str = "*"
 
-    def matches(self, case: str, device: str, translator: str = "turns", driver: str = "", version: str = "") -> bool:
+    def matches(self, case: str, device: str, translator: str = DEFAULT_STRATEGY, driver: str = "", version: str = "") -> bool:
         return all(fnmatch.fnmatchcase(value, pattern) for value, pattern in
                    ((device, self.device), (case, self.case), (translator, self.translator),
                     (driver, self.driver), (version, self.version)))
@@ -61,11 +63,11 @@ class Expectations:
     def __init__(self, rules: list[Rule]):
         self.rules = rules
 
-    def rule_for(self, case: str, device: str, translator: str = "turns", driver: str = "",
+    def rule_for(self, case: str, device: str, translator: str = DEFAULT_STRATEGY, driver: str = "",
                  version: str = "") -> Rule | None:
         return next((r for r in self.rules if r.matches(case, device, translator, driver, version)), None)
 
-    def expected(self, case: str, device: str, translator: str = "turns", driver: str = "",
+    def expected(self, case: str, device: str, translator: str = DEFAULT_STRATEGY, driver: str = "",
                  version: str = "") -> Status | None:
         """The failing status listed for a cell, or None when it should pass."""
         rule = self.rule_for(case, device, translator, driver, version)
@@ -91,8 +93,8 @@ class Expectations:
 
 def _cell_text(cell: tuple) -> str:
     case, device, *rest = cell
-    translator = rest[0] if rest else "turns"
-    return f"{case} on {device}" + ("" if translator == "turns" else f" ({translator})")
+    translator = rest[0] if rest else DEFAULT_STRATEGY
+    return f"{case} on {device}" + ("" if translator == DEFAULT_STRATEGY else f" ({translator})")
 
 
 def parse_expectations(text: str, source: str = "<expectations>", statuses: bool = True) -> Expectations:

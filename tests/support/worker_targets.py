@@ -100,6 +100,17 @@ def lose_device(case, index, device_id, options, translator=None):
     return result
 
 
+def with_mine(case, index, device_id, options, translator=None):
+    """The engine's cell target in a worker where a fourth strategy, "mine" (the turns
+    strategy under another name: tests/translator/test_extending.py), is registered."""
+    from warpboard.translator import STRATEGIES, Strategy, register
+    from warpboard.translator.emit import turns
+    if "mine" not in STRATEGIES:
+        register(Strategy("mine", "turns", flow="free or turns", warp_model="the turns strategy's, counted",
+                          make=turns.warp_for, warp_subgroups=True, tight_loops=True))
+    return worker_run(case, index, device_id, options, translator)
+
+
 def pid_cell(case, index, device_id, options, translator=None) -> dict:
     """A PASS cell whose message is the worker's pid (which process ran the case)."""
     return CaseResult(case.id, device_id, Status.PASS, message=str(os.getpid()), outcome=Outcome.OK.value).to_json()

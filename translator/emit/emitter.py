@@ -27,28 +27,26 @@ from .outcome import Outcome
 from .pairs import PairCtx
 from .printf import VprintfEmitter
 from .shader import Shader, warp_subgroups_used
+from .strategy import STRATEGIES, register
 
-STRATEGIES = {
-    "turns": turns.warp_for,
-    "subgroup-native": native.warp_for,
-}
-"""Translation strategies by name: each makes, for an emitter, the warp state that runs the
-program's blocks (translator/README.md, "Adding a strategy"); one whose ``warp_for.mode`` is
-set runs every program in that mode."""
+for _strategy in (turns.STRATEGY, native.STRATEGY):     # the first is the default; "Adding a strategy"
+    register(_strategy)
+DEFAULT_STRATEGY = next(iter(STRATEGIES))
 
 
 class Emitter:
     """Builds the module for one program and one block shape."""
 
     def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
-                 subgroup_vote: bool = True, warp_subgroups: bool = False, strategy: str = "turns",
+                 subgroup_vote: bool = True, warp_subgroups: bool = False, strategy: str = DEFAULT_STRATEGY,
                  features: frozenset[str] | None = None, tight_loops: bool = False,
                  workgroup_limit: int | None = None):
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown translation strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         self.program, self.block, self.shared_bytes = program.for_block(block), block, shared_bytes
         self.subgroup_vote = subgroup_vote
-        self.mode = getattr(STRATEGIES[strategy], "mode", None) or mode or self.program.mode
+        self.strategy = STRATEGIES[strategy]
+        self.mode = self.strategy.mode or mode or self.program.mode
         # collectives through subgroup operations: the device's subgroups are warps
         self.warp_subgroups = warp_subgroups_used(self.mode, subgroup_vote, warp_subgroups)
         self.subgroups_are_warps = warp_subgroups and subgroup_vote     # the device's, whatever the mode
@@ -80,7 +78,7 @@ class Emitter:
         self._setup()
         self.memory.zero_local()        # needs the thread's index, from _setup
         self.vprintf = VprintfEmitter(self) if self.program.calls_external else None
-        self.warp = STRATEGIES[strategy](self)
+        self.warp = self.strategy.make(self)
 
     # ---------------------------------------------------------------- module set-up
     def _setup(self) -> None:
@@ -458,7 +456,7 @@ def _needs_uniform_flow(block: Block) -> bool:
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
               mode: str | None = None, subgroup_vote: bool = True, warp_subgroups: bool = False,
-              strategy: str = "turns", features: frozenset[str] | None = None, tight_loops: bool = False,
+              strategy: str = DEFAULT_STRATEGY, features: frozenset[str] | None = None, tight_loops: bool = False,
               workgroup_limit: int | None = None) -> Shader:
     """Translate a program for one block shape; ``mode`` forces "free" or "turns";
     ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic);
@@ -480,4 +478,4 @@ def translate(program: Program, block: tuple[int, int, int], shared_bytes: int =
                    tight_loops, workgroup_limit).build()
 
 
-__all__ = ["translate", "Shader", "Emitter", "STRATEGIES", "warp_subgroups_used"]
+__all__ = ["translate", "Shader", "Emitter", "STRATEGIES", "DEFAULT_STRATEGY", "warp_subgroups_used"]

@@ -88,11 +88,16 @@ class Interpreter:
                     self.run_cta((x, y, z))
         return self.stats
 
-    def run_cta(self, ctaid: tuple[int, int, int]) -> None:
+    def new_cta(self, ctaid: tuple[int, int, int]) -> Cta:
+        """A block's threads at the entry, and its shared memory."""
         bx, by, bz = self.launch.block
         threads = [Thread.make(t, (t % bx, t // bx % by, t // (bx * by)), ctaid, self.program.entry)
                    for t in range(bx * by * bz)]
-        cta = Cta(threads, bytearray(self.shared_bytes))
+        return Cta(threads, bytearray(self.shared_bytes))
+
+    def run_cta(self, ctaid: tuple[int, int, int]) -> None:
+        cta = self.new_cta(ctaid)
+        threads = cta.threads
         groups = [threads[w:w + 32] for w in range(0, len(threads), 32)] if self.per_warp else [threads]
         turns = [0] * len(groups)
         chained = [False] * len(groups)

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
+from warpboard.translator import DEFAULT_STRATEGY, STRATEGIES
+
 from .builtin import Builtin
 from .external import External
 
-DEFAULT = "turns"
+DEFAULT = DEFAULT_STRATEGY
 """The translator of a cell that names none (results of version 1, plain ``warpboard run``)."""
-BUILTIN = ("turns", "subgroup-native")
 GROUP = "warpboard.translators"
+
+
+def builtin() -> tuple[str, ...]:
+    """The strategies the translator has registered: every one is a translator of the board."""
+    return tuple(STRATEGIES)
 
 
 class TranslatorSpecError(ValueError):
@@ -34,8 +40,8 @@ def parse(spec: str) -> dict:
         if not command.strip():
             raise TranslatorSpecError(f"translator {name!r}: empty command after '='")
         return {"name": name, "command": command.strip()}
-    if name not in BUILTIN and name not in _entry_points():
-        known = ", ".join(list(BUILTIN) + sorted(_entry_points()))
+    if name not in STRATEGIES and name not in _entry_points():
+        known = ", ".join(list(builtin()) + sorted(_entry_points()))
         raise TranslatorSpecError(f"unknown translator {name!r}; known: {known} (or NAME=COMMAND)")
     return {"name": name}
 
@@ -50,7 +56,7 @@ def load(spec: dict | None):
     name = spec["name"]
     if "command" in spec:
         return External(name, spec["command"])
-    if name in BUILTIN:
+    if name in STRATEGIES:
         return Builtin(name)
     found = _entry_points().get(name)
     if found is None:
@@ -59,4 +65,4 @@ def load(spec: dict | None):
     return made(name) if isinstance(made, type) or not hasattr(made, "translate") else made
 
 
-__all__ = ["DEFAULT", "BUILTIN", "GROUP", "Builtin", "External", "TranslatorSpecError", "parse", "load"]
+__all__ = ["DEFAULT", "GROUP", "builtin", "Builtin", "External", "TranslatorSpecError", "parse", "load"]

@@ -1,31 +1,33 @@
-"""The translator of this project in each of its strategies (translator.STRATEGIES)."""
+"""The translator of this project, in each strategy it has registered
+(``translator.STRATEGIES``): what a strategy's record says decides how it is asked."""
 from __future__ import annotations
 
-from warpboard.translator import UnsupportedInstruction
+from warpboard.translator import STRATEGIES, UnsupportedInstruction
 
 from ..dispatch import tight_loops_allowed, translate_case, warps_are_subgroups
 from ...vk.probe import real_subgroup
 
 
 class Builtin:
-    """``turns`` or ``subgroup-native``: translator.translate with that strategy, for the
-    device's features and, in turns, with collectives on subgroups where they are warps."""
+    """A registered strategy: translator.translate with it, for the device's features and
+    limits; with collectives on subgroups where the strategy may and the device's subgroups
+    are warps; with tight loops where it may and the driver allows."""
 
     def __init__(self, name: str):
         self.name = name
+        self.strategy = STRATEGIES[name]
 
     def translate(self, prep, info, mode: str | None = None):
-        features = frozenset(info.features)
-        if self.name == "turns":
-            return translate_case(prep, mode, warp_subgroups=warps_are_subgroups(info, prep.launch.block),
-                                  features=features, tight_loops=tight_loops_allowed(info),
-                                  workgroup_limit=info.max_shared_memory)[0]
-        program = prep.program
-        if program.collectives:
+        strategy, program = self.strategy, prep.program
+        if strategy.needs_warps and program.collectives:
             real = real_subgroup(info)
             if real is None or real % 32:
                 raise UnsupportedInstruction(
-                    f"{program.name}: subgroup-native makes a warp of 32 subgroup lanes, and this device's "
+                    f"{program.name}: {self.name} makes a warp of 32 subgroup lanes, and this device's "
                     f"subgroups are {real or 'of unknown size'} wide (probed; it reports {info.subgroup_size})",
                     "subgroups")
-        return translate_case(prep, None, features=features, strategy=self.name)[0]
+        return translate_case(prep, None if strategy.mode else mode,
+                              warp_subgroups=strategy.warp_subgroups and warps_are_subgroups(info, prep.launch.block),
+                              features=frozenset(info.features),
+                              tight_loops=strategy.tight_loops and tight_loops_allowed(info),
+                              workgroup_limit=info.max_shared_memory, strategy=self.name)[0]

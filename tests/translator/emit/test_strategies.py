@@ -8,7 +8,7 @@ import pytest
 from warpboard.harness.run import compare
 from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case
 from warpboard.harness.vk import validate_spirv
-from warpboard.translator import STRATEGIES, load_program, translate
+from warpboard.translator import DEFAULT_STRATEGY, STRATEGIES, load_program, translate
 from warpboard.translator.emit.emitter import Emitter
 from warpboard.translator.emit.turns import FreeWarp, TurnsWarp, warp_for
 from warpboard.translator.spirv.builder import OP
@@ -44,7 +44,7 @@ def opcodes(spirv: bytes) -> list[str]:
 
 
 def test_turns_is_registered_and_the_default():
-    assert "turns" in STRATEGIES and STRATEGIES["turns"] is warp_for
+    assert list(STRATEGIES)[0] == DEFAULT_STRATEGY == "turns" and STRATEGIES["turns"].make is warp_for
     shader = translate(program(LOOP), BLOCK)
     assert shader.spirv == translate(program(LOOP), BLOCK, strategy="turns").spirv
 

@@ -120,7 +120,8 @@ def test_intops_are_the_values_both_back_ends_use(op, args, value):
     assert getattr(ThreadCtx, op) is getattr(intops, op)     # the interpreter runs these very functions
 
 
-@pytest.mark.parametrize("implementation", ["interp.thread.ThreadCtx", "emit.ctx.SpirvCtx", "ir.lane_values.LaneValuesCtx"])
+@pytest.mark.parametrize("implementation", ["interp.thread.ThreadCtx", "interp.vector.ctx.LaneCtx", "emit.ctx.SpirvCtx",
+                                            "ir.lane_values.LaneValuesCtx"])
 def test_every_context_speaks_the_whole_vocabulary(implementation):
     """The semantics are written once against ctx.Ctx: a context that lacks one of its words
     fails only when an opcode using it runs, so every word is checked here, arithmetic too."""

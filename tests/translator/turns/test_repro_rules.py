@@ -10,6 +10,7 @@ from warpboard.harness.run import devices
 from warpboard.harness.run.engine import run_case
 from warpboard.harness.run.results import Status
 from warpboard.translator.interp import thread as interp_ctx
+from warpboard.translator.interp.vector import ctx as vector_ctx
 from warpboard.translator.ir.program import load_program
 from warpboard.translator.isa import ops
 
@@ -58,6 +59,7 @@ def test_without_the_predicate_of_r2ur_disjoint_masks_take_the_fast_path(monkeyp
 def test_with_a_per_lane_guard_on_bra_div_disjoint_masks_do_not_meet(monkeypatch):
     """Lanes whose guard is false must take BRA.DIV too: converged lanes holding two
     different masks go to the slow path together, where each mask meets its own lanes."""
-    monkeypatch.setattr(interp_ctx.ThreadCtx, "jump_unguarded", lambda x, target, taken: x.jump(target, taken))
+    for ctx in (interp_ctx.ThreadCtx, vector_ctx.LaneCtx):      # the interpreter's threads, alone or as lanes
+        monkeypatch.setattr(ctx, "jump_unguarded", lambda x, target, taken: x.jump(target, taken))
     result = run_case(library_case("repro/ballot_split_masks"), "interp")
     assert result.status is not Status.PASS

@@ -3,6 +3,7 @@ per invocation, each on its own pc loop (the emitter's free loop) whatever the p
 a warp is a subgroup, or a 32-lane part of a wider one; VOTE, SHFL, MATCH and REDUX are
 subgroup operations where the thread meets them, and which lanes meet there is the device's
 reconvergence, not the warp's (translator/README.md, "The subgroup-native strategy")."""
+from ..strategy import Strategy
 from .warp import NativeWarp
 
 
@@ -11,4 +12,7 @@ def warp_for(emitter):
     return NativeWarp(emitter)
 
 
-warp_for.mode = "native"      # every program runs on the free loop, collectives or not
+STRATEGY = Strategy(
+    "subgroup-native", "native", flow="pc loop per thread",
+    warp_model="a warp is a subgroup of 32 lanes; collectives are subgroup operations where each thread "
+               "meets them", make=warp_for, mode="native", needs_warps=True)
