@@ -55,7 +55,11 @@ def _same(case, per_warp: bool):
 _CASES = discover_cases(CASES)
 
 
-@pytest.mark.parametrize("case", [c for c in _CASES if c.id not in SLOW], ids=lambda c: c.id)
+# make test compares every third case of the library and every reproduction; the campaign, all
+_SAMPLE = [c for i, c in enumerate(_CASES) if c.id not in SLOW and (i % 3 == 0 or c.id.startswith("repro/"))]
+
+
+@pytest.mark.parametrize("case", _SAMPLE, ids=lambda c: c.id)
 def test_the_library_runs_the_same(case):
     _same(case, per_warp=False)
 
