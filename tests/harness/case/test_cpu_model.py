@@ -54,6 +54,7 @@ def test_lanes_storing_different_words_to_one_address_are_refused(tmp_path):
     assert "expected = [" not in run.stdout
 
 
+@pytest.mark.campaign     # compiles and runs the CPU model twice: a few seconds
 def test_the_same_reduction_stored_by_lane_0_gives_its_words(tmp_path):
     """Lane 0 of each half holds the sum of its 16 values (t + 1 for t in the half)."""
     run = _run(_case(tmp_path, "lane16 == 0"))
@@ -62,6 +63,7 @@ def test_the_same_reduction_stored_by_lane_0_gives_its_words(tmp_path):
     assert f"expected = [\n    {', '.join(map(str, sums))},\n]" in run.stdout
 
 
+@pytest.mark.campaign     # compiles and runs the CPU model twice: a few seconds
 def test_the_spmv_repro_is_race_free_and_every_back_end_gives_its_words():
     """The model gives the case's words in two orders of the threads, and the interpreter,
     which kept lane 15's partial sums while every lane stored, gives them too."""
