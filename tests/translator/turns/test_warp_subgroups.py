@@ -61,7 +61,10 @@ def test_a_block_whose_one_warp_fits_a_subgroup_has_its_warp_as_subgroup(monkeyp
     assert warps_are_subgroups(_info_probed(32), (256, 1, 1))
 
 
-PER_WARP_CASES = ["vote/*", "shuffle/*", "match_redux/*", "truth/*", "branches/*", "warpsync_mem/*", "repro/*"]
+# the reproductions of collectives and their masks (not rp_4_12: 4 blocks of 1024 threads, whose
+# shader lavapipe takes seconds to compile; make scoreboard runs it on every device)
+PER_WARP_CASES = ["vote/*", "shuffle/*", "match_redux/*", "truth/*", "branches/*", "warpsync_mem/*",
+                  "repro/ballot_*", "repro/livelock_*", "repro/any_all_*", "repro/spmv_*"]
 
 
 def _per_warp_on_lavapipe(patterns, minimum, bench=(), mode="turns", inline=None):
