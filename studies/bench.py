@@ -32,7 +32,7 @@ from pathlib import Path
 
 from warpboard.translator import clear_caches, parse_listing
 
-from . import bench_targets
+from . import bench_interp, bench_targets
 from warpboard.harness.case.model import BufferSpec, Case, Param, discover_cases, load_case
 from warpboard.harness.case.toml_text import tomllib
 from warpboard.harness.run import devices
@@ -389,12 +389,29 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                                                      "lavapipe-w16 makes its subgroups the warps: the per-warp shader)")
     p.add_argument("--native", type=Path, help="JSON printed by the native build of bench/divergent_loops.cu "
                                                 "(nvcc -o native bench/divergent_loops.cu && ./native > native.json)")
+    p.add_argument("--interpreter", action="store_true",
+                   help="time only the CPU reference interpreter on big launches (studies/bench_interp.py)")
     p.add_argument("-o", "--output", default="reports/out/bench.json")
     return p
 
 
+def run_interpreter_speed(output: str) -> int:
+    """``warpboard bench --interpreter``: the launches of studies/bench_interp.py on the
+    interpreter, one line each with the figure, the limit and met / NOT MET; JSON to ``output``."""
+    rows = bench_interp.interpreter_speed()
+    doc = {"version": 1, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "interpreter": rows}
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    Path(output).write_text(json.dumps(doc, indent=1))
+    for r in rows:
+        print(f"interpreter {r['case']} ({r['threads']} threads, {r['mode']}): {r['cpu_s']:.2f} s cpu, "
+              f"limit {r['limit_s']:g} s: {'met' if r['met'] else 'NOT MET'}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Carry out ``warpboard bench`` for parsed arguments; return the exit code."""
+    if args.interpreter:
+        return run_interpreter_speed(args.output)
     native = json.loads(args.native.read_text()) if args.native else None
     cases = discover_cases(args.root, args.cases or None)
     configs = devices.select(devices.discover(), args.device)

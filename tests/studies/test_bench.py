@@ -203,3 +203,16 @@ def test_alone_and_after_the_library_are_dispatched_in_turn(monkeypatch):
     assert [(r["mode"], bool(r.get("after_library"))) for r in rows] == \
         [("free", False), ("turns", False), ("free", True), ("turns", True)]
     assert [r["gpu_s"]["median"] for r in rows] == [0.0005, 0.0005, 0.002, 0.002]
+
+
+def test_a_relaunched_case_runs_on_both_interpreters_alike():
+    """warpboard bench --interpreter's launches: a library kernel on a bigger grid, random
+    words, no expected ones; the vector interpreter leaves the words its scalar oracle does."""
+    from warpboard.harness.case.model import discover_cases
+    from warpboard.studies.bench_interp import LAUNCHES, relaunch, time_launch
+    from warpboard.translator import ScalarInterpreter
+    assert {c for c, *_ in LAUNCHES} >= {"repro/rp_4_12"} and max(g or 0 for _, g, _, _ in LAUNCHES) >= 256
+    case = relaunch(discover_cases(ROOT / "cases", ["captured/reduction/reduce2_int_2"])[0], 6, (6 * 256, 6), 6 * 256)
+    vector, scalar = time_launch(case), time_launch(case, ScalarInterpreter)
+    assert vector["threads"] == 6 * 256 and vector["outcome"][0] == "ok"
+    assert vector["outcome"] == scalar["outcome"] and vector["buffers"] == scalar["buffers"]

@@ -16,13 +16,9 @@ same words, outcome, message, printf records and turn, step and instruction coun
   its threads together, undone and done again thread by thread where the order could show
   (``journal.py``: a failure, printf, or threads sharing global words out of thread order).
 
-Measured on one core shared with other jobs (CPU seconds, ``time.process_time``), before (the
-scalar interpreter) and after: ``warpboard run repro/rp_4_12 --device none`` 6.6 s -> 2.9 s wall
-(its interpreter run 5.0 s -> 0.74 s CPU); launches of 262,144 threads
-(``bench/interp_big_launch.py``): sequence_gpu (free mode) 12.6 s (extrapolated from 64 blocks)
--> 0.65 s; reduce2 (BAR, shared memory) 83 s (from 16 blocks) -> 10 s; rp_4_12 on 256 blocks
-(collectives, BSYNC, WARPSYNC) 320 s (from 4) -> 51 s, of which about 60 % is
-``waits.sync_step`` thread by thread.
+How fast it judges big launches, and where the time goes (the waiting instructions, which
+``interp/waits.py`` still decides thread by thread): ``warpboard bench --interpreter``, figures on
+docs/measurements.md.
 """
 from .machine import VectorInterpreter
 
