@@ -1,6 +1,6 @@
 """The operations a semantics function may use: one vocabulary, two back ends.
 
-Every opcode's meaning is written once, in :mod:`translator.isa.sem.alu`, :mod:`translator.isa.sem.mem`
+Every opcode's meaning is written once, in :mod:`translator.isa.sem.alu`, :mod:`translator.isa.sem.bits`, :mod:`translator.isa.sem.mem`
 and :mod:`translator.isa.sem.warp`, against the abstract :class:`Ctx` below. The CPU reference
 interpreter (:mod:`translator.interp.machine`) implements it on Python integers, the SPIR-V emitter
 (:mod:`translator.emit.emitter`) by emitting instructions. So the interpreter is an independent

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .sem import alu as alu
+from .sem import bits as bits
 from .sem import float as flt
 from .sem import half as half
 from .sem import mem as mem
@@ -109,19 +110,19 @@ TABLE: dict[str, OpSpec] = {o.name: o for o in [
     _t("UIMAD", alu.imad, {"MOV", "U32", "WIDE", "HI", "IADD", "SHL", "X"}),
     _t("IADD3", alu.iadd3, {"X"}), _t("UIADD3", alu.iadd3, {"X"}),
     _t("LEA", alu.lea, {"HI", "X", "SX32"}), _t("ULEA", alu.lea, {"HI", "X", "SX32"}),
-    _t("IMNMX", alu.imnmx, {"U32"}), _t("IABS", alu.iabs), _t("SGXT", alu.sgxt, {"U32", "W"}),
-    _t("VABSDIFF", alu.vabsdiff, {"U32", "S32"}), _t("VABSDIFF4", alu.vabsdiff4, {"U8", "S8", "ACC"}),
+    _t("IMNMX", alu.imnmx, {"U32"}), _t("IABS", alu.iabs), _t("SGXT", bits.sgxt, {"U32", "W"}),
+    _t("VABSDIFF", bits.vabsdiff, {"U32", "S32"}), _t("VABSDIFF4", bits.vabsdiff4, {"U8", "S8", "ACC"}),
     # logic, shifts, bits
     _t("LOP3", alu.lop3, {"LUT"}), _t("ULOP3", alu.lop3, {"LUT"}),
     _t("PLOP3", alu.plop3, {"LUT"}), _t("UPLOP3", alu.plop3, {"LUT"}),
     _t("SHF", alu.shf, {"L", "R", "W", "U32", "S32", "U64", "S64", "HI"}),
     _t("USHF", alu.shf, {"L", "R", "W", "U32", "S32", "U64", "S64", "HI"}),
     _t("ISETP", alu.isetp, _CMP), _t("UISETP", alu.isetp, _CMP),
-    _t("SEL", alu.sel), _t("USEL", alu.sel), _t("PRMT", alu.prmt), _t("UPRMT", alu.prmt),
-    _t("POPC", alu.popc), _t("UPOPC", alu.popc), _t("BREV", alu.brev), _t("UBREV", alu.brev),
-    _t("FCHK", alu.fchk), _t("P2R", alu.p2r), _t("UP2R", alu.p2r), _t("R2P", alu.r2p), _t("UR2P", alu.r2p),
-    _t("BMSK", alu.bmsk, {"W"}), _t("UBMSK", alu.bmsk, {"W"}),
-    _t("FLO", alu.flo, {"U32", "S32", "SH"}), _t("UFLO", alu.flo, {"U32", "S32", "SH"}),
+    _t("SEL", alu.sel), _t("USEL", alu.sel), _t("PRMT", bits.prmt), _t("UPRMT", bits.prmt),
+    _t("POPC", bits.popc), _t("UPOPC", bits.popc), _t("BREV", bits.brev), _t("UBREV", bits.brev),
+    _t("FCHK", alu.fchk), _t("P2R", bits.p2r), _t("UP2R", bits.p2r), _t("R2P", bits.r2p), _t("UR2P", bits.r2p),
+    _t("BMSK", bits.bmsk, {"W"}), _t("UBMSK", bits.bmsk, {"W"}),
+    _t("FLO", bits.flo, {"U32", "S32", "SH"}), _t("UFLO", bits.flo, {"U32", "S32", "SH"}),
     # floats (see sem_float: FTZ, SAT, rounding, types)
     _t("FADD", flt.fadd, _FLOAT, float_imm=True), _t("FMUL", flt.fmul, _FLOAT | set(flt.FMUL_SCALES), float_imm=True), _t("FFMA", flt.ffma, _FLOAT, float_imm=True),
     _t("FSETP", flt.fsetp, _FCMP, float_imm=True), _t("FSET", flt.fset, _FCMP | {"BF"}, float_imm=True),
