@@ -204,6 +204,28 @@ class Interpreter:
         for t in parts:
             inst.spec.sem(self.ctx(cta, t, inst, oracle), inst)
 
+    def warp_facts(self, cta: Cta, pc: int) -> dict[int, tuple[int, int, dict[int, int]]]:
+        """What a waiting instruction at ``pc`` reads of each warp (:func:`waits.warp_facts`)."""
+        return waits.warp_facts(self.program.blocks, cta, pc)
+
+    def settle(self, inst: Inst, moved: list[Thread], stuck: list[Thread]) -> None:
+        """After a waiting instruction: :func:`waits.settle`."""
+        waits.settle(inst, moved, stuck)
+
+    def live_count(self, cta: Cta) -> int:
+        """How many of the block's threads have not exited."""
+        return sum(1 for u in cta.threads if not u.exited)
+
+    def wait_requests(self, cta: Cta, inst: Inst, parts: list[Thread]) -> list[tuple]:
+        """What a waiting instruction asks of each thread at it: (thread, enabled, request)
+        (``ThreadCtx.bsync``, ``warpsync``, ``bar``)."""
+        requests = []
+        for t in parts:
+            ctx = self.ctx(cta, t, inst, None)
+            inst.spec.sem(ctx, inst)
+            requests.append((t, ctx.en, ctx.request))
+        return requests
+
     def ctx(self, cta: Cta, t: Thread, inst: Inst, oracle, gather: bool = False) -> ThreadCtx:
         return ThreadCtx(self, cta, t, inst, oracle, gather)
 

@@ -55,7 +55,8 @@ def pick(threads) -> int | None:
     When the winner has yielded, every thread still running has yielded or waits (and, if it
     waits, has tried in this round): the round is over, and every thread gets its priority back.
     """
-    keys = [key(t) for t in threads if not t.exited]
+    keys = [t.pc | (WAIT_BIT if t.waiting else 0) | (YIELD_BIT if t.yielded else 0)    # key(t), inline
+            for t in threads if not t.exited]
     if not keys:
         return None
     chosen = min(keys)
@@ -71,121 +72,203 @@ def after_block(t, block) -> None:
         t.yielded = True
 
 
-def _advance(t, inst) -> None:
-    t.pc, t.waiting = inst.next_pc, False
+def settle(inst, moved, stuck) -> None:
+    """The threads ``moved`` pass the waiting instruction ``inst``; those ``stuck`` keep
+    waiting at it, and yield."""
+    for t in moved:
+        t.pc, t.waiting = inst.next_pc, False
+    for t in stuck:
+        t.waiting = t.yielded = True
 
 
 def _lanes(cta, warp: int, mask: int):
-    for lane in range(32):
-        tid = warp * 32 + lane
-        if mask >> lane & 1 and tid < len(cta.threads):
-            yield cta.threads[tid]
+    """The threads of ``warp`` whose lanes ``mask`` names, in lane order (lanes past the
+    block's last thread do not exist)."""
+    threads, base = cta.threads, warp * 32
+    while mask:
+        low = mask & -mask
+        tid = base + low.bit_length() - 1
+        if tid >= len(threads):
+            return
+        yield threads[tid]
+        mask ^= low
+
+
+class _Facts:
+    """What one waiting instruction's turn reads of each warp, taken once per warp before
+    any thread's verdict (a verdict changes none of it): the lanes that have exited or stand
+    at the instruction's pc (``present``), those that do not exist (``missing``), and the
+    lanes that wait at a WARPSYNC, with its mask."""
+
+    def __init__(self, m, cta, inst):
+        self.m, self.blocks, self.cta, self.inst = m, m.program.blocks, cta, inst
+        self._warps: dict[int, tuple[int, int, dict[int, int]]] = {}     # every warp's, when first asked
+        self._groups: dict[tuple[int, int], bool] = {}
+        self.released: set[tuple[int, int]] = set()      # (warp, mask) of the groups released
+
+    def warp(self, warp: int) -> tuple[int, int, dict[int, int]]:
+        """(present, missing, {lane: mask} of the lanes waiting at a WARPSYNC)."""
+        if not self._warps:
+            self._warps = self.m.warp_facts(self.cta, self.inst.pc)
+        return self._warps[warp]
+
+    def group_ready(self, warp: int, mask: int) -> bool:
+        """Every lane of ``mask`` has exited or stands at a WARPSYNC with the same mask (here,
+        or waiting at another)."""
+        ready = self._groups.get((warp, mask))
+        if ready is None:
+            pc, blocks = self.inst.pc, self.blocks
+            ready = self._groups[(warp, mask)] = all(
+                u.exited or (u.sync_mask == mask and (u.pc == pc or (u.waiting and is_warpsync(blocks, u.pc))))
+                for u in _lanes(self.cta, warp, mask))
+        return ready
 
 
 def sync_step(m, cta, inst, parts) -> None:
     """Run a waiting instruction for the threads at its pc: each passes or keeps waiting."""
-    requests = []
-    for t in parts:
-        ctx = m.ctx(cta, t, inst, None)
-        inst.spec.sem(ctx, inst)
-        requests.append((t, ctx.en, ctx.request))
+    requests = m.wait_requests(cta, inst, parts)
     rule = inst.spec.waits
     if rule == "bar":
-        _bar(cta, inst, requests)
-        return
-    decide = _bsync_passes if rule == "bsync" else _warpsync_passes
-    if rule == "warpsync":
-        for t, en, req in requests:
-            t.sync_mask = req[1] if en else None
-    if rule == "warpsync" and "EXCLUSIVE" in inst.mods:
-        decide = _exclusive(m.program.blocks, cta, inst, requests)
-    verdicts = [(t, en, req, (not en) or decide(m.program.blocks, cta, inst, t, req)) for t, en, req in requests]
-    present = {t.warp: _present(cta, t.warp, inst.pc) for t in parts}
-    for t, en, req, passed in verdicts:
-        if passed:
-            if rule == "bsync" and en:       # it has left the region: nobody waits for it there
-                key = (t.warp, req[1])
-                cta.brk[key] = cta.brk.get(key, 0) | 1 << t.lane
-                if t.b[req[1]] & ~present[t.warp]:     # lanes of its region are elsewhere
-                    leave_region(cta, t, req[1])
-                cta.yielding[t.warp] = cta.yielding.get(t.warp, 0) & ~(1 << t.lane)
-            _advance(t, inst)
-        else:
-            t.waiting = t.yielded = True
+        m.settle(inst, *_bar(m.live_count(cta), cta, inst, requests))
+    elif rule == "bsync":
+        m.settle(inst, *_bsync(_Facts(m, cta, inst), requests))
+    else:
+        m.settle(inst, *_warpsync(_Facts(m, cta, inst), requests))
 
 
-def _present(cta, warp: int, pc: int) -> int:
-    """The lanes of a warp at pc (this turn's participants), or exited."""
-    return sum(1 << u.lane for u in _lanes(cta, warp, 0xFFFFFFFF) if u.exited or u.pc == pc)
+def _warpsync(facts, requests) -> tuple[list, list]:
+    """WARPSYNC for the threads at it: (those that pass, those that keep waiting)."""
+    for t, en, req in requests:
+        t.sync_mask = req[1] if en else None
+    decide = _exclusive(facts, requests) if "EXCLUSIVE" in facts.inst.mods else _warpsync_passes
+    verdicts = [(not en) or decide(facts, t, req) for t, en, req in requests]
+    return ([t for (t, _, _), ok in zip(requests, verdicts) if ok],
+            [t for (t, _, _), ok in zip(requests, verdicts) if not ok])
 
 
-def leave_region(cta, t, barrier) -> None:
-    """Thread t has left barrier's region (BREAK, or past its BSYNC while lanes of its mask
-    were elsewhere): it is taken out of every warp-mate's mask of that barrier, so that their
-    BSYNC no longer waits for it, even after it enters a new region of the same barrier."""
-    for u in _lanes(cta, t.warp, 0xFFFFFFFF):
-        u.b[barrier] &= ~(1 << t.lane)
+def _bsync(facts, requests) -> tuple[list, list]:
+    """BSYNC for the threads at it: (those that pass, those that keep waiting). A thread
+    passes when every lane of its mask has exited, left the region, yielded, stands here, or
+    waits at a WARPSYNC whose mask names it. It does not wait for the last: each would wait
+    for the other forever (nvcc leaves a loop's region by ``break`` straight to the
+    ``__syncthreads`` after it, whose ``WARPSYNC 0xffffffff`` names the lanes still in the
+    loop). A thread that passes has left the region: nobody waits for it there any more."""
+    cta = facts.cta
+    blockers: dict[tuple[int, int], tuple[int, dict[int, int], int]] = {}
+    left: dict[tuple[int, int], int] = {}          # (warp, Bx) -> lanes past their BSYNC
+    leaving: dict[tuple[int, int], int] = {}       # ... while lanes of their region are elsewhere
+    moved, stuck = [], []
+    for t, en, req in requests:
+        if not en:
+            moved.append(t)
+            continue
+        key = (t.tid >> 5, req[1])
+        known = blockers.get(key)
+        if known is None:
+            present, missing, syncing = facts.warp(key[0])
+            gone = cta.brk.get(key, 0) | cta.yielding.get(key[0], 0)
+            known = blockers[key] = (0xFFFFFFFF & ~(gone | present | missing), syncing, present)
+        own, lane = t.b[req[1]], t.tid & 31
+        rest = own & known[0]
+        if rest and known[1]:                   # lanes waiting at a WARPSYNC that names this one
+            rest = _not_waiting_for(rest, known[1], lane)
+        if rest:
+            stuck.append(t)
+            continue
+        moved.append(t)
+        left[key] = left.get(key, 0) | 1 << lane
+        if own & ~known[2]:
+            leaving[key] = leaving.get(key, 0) | 1 << lane
+    for (warp, barrier), lanes in left.items():
+        cta.brk[(warp, barrier)] = cta.brk.get((warp, barrier), 0) | lanes
+        cta.yielding[warp] = cta.yielding.get(warp, 0) & ~lanes
+    for (warp, barrier), lanes in leaving.items():      # after the verdicts: the leavers stand
+        leave_region(cta, warp, barrier, lanes)         # here, so no verdict depends on it
+    return moved, stuck
 
 
-def _bsync_passes(blocks, cta, inst, t, request) -> bool:
-    gone = cta.brk.get((t.warp, request[1]), 0) | cta.yielding.get(t.warp, 0)
-    return all(u.exited or u.pc == inst.pc or _waits_for(blocks, u, t)
-               for u in _lanes(cta, t.warp, t.b[request[1]] & ~gone))
+def _not_waiting_for(rest: int, syncing: dict[int, int], lane: int) -> int:
+    """The lanes of ``rest`` that do not wait at a WARPSYNC whose mask names ``lane``."""
+    keep = 0
+    while rest:
+        low = rest & -rest
+        mask = syncing.get(low.bit_length() - 1)
+        if mask is None or not mask >> lane & 1:
+            keep |= low
+        rest ^= low
+    return keep
 
 
-def _waits_for(blocks, u, t) -> bool:
-    """Lane u waits at a WARPSYNC whose mask names t: t's BSYNC does not wait for it (each
-    would wait for the other forever; nvcc leaves a loop's region by ``break`` straight to
-    the ``__syncthreads`` after it, whose ``WARPSYNC 0xffffffff`` names the lanes still in
-    the loop)."""
-    return bool(u.waiting and u.sync_mask is not None and u.sync_mask >> t.lane & 1 and _is_warpsync(blocks, u.pc))
+def leave_region(cta, warp: int, barrier: int, lanes: int) -> None:
+    """The threads of ``warp`` at ``lanes`` have left barrier's region (BREAK, or past its
+    BSYNC while lanes of its mask were elsewhere): they are taken out of every warp-mate's
+    mask of that barrier, so that their BSYNC no longer waits for them, even after they enter
+    a new region of the same barrier."""
+    for u in _lanes(cta, warp, 0xFFFFFFFF):
+        u.b[barrier] &= ~lanes
 
 
-def _is_warpsync(blocks, pc) -> bool:
+def warp_facts(blocks, cta, pc: int) -> dict[int, tuple[int, int, dict[int, int]]]:
+    """:meth:`_Facts.warp` for every warp of the block, thread by thread: the lanes that have
+    exited or stand at ``pc``, those that do not exist, and the lanes waiting at a WARPSYNC
+    with its mask."""
+    facts = {}
+    for warp in range((len(cta.threads) + 31) // 32):
+        present, exists, syncing = 0, 0, {}
+        for u in cta.threads[warp * 32:warp * 32 + 32]:
+            bit = 1 << (u.tid & 31)
+            exists |= bit
+            if u.exited or u.pc == pc:
+                present |= bit
+            elif u.waiting and u.sync_mask is not None and is_warpsync(blocks, u.pc):
+                syncing[u.tid & 31] = u.sync_mask
+        facts[warp] = (present, 0xFFFFFFFF & ~exists, syncing)
+    return facts
+
+
+def is_warpsync(blocks, pc) -> bool:
     block = blocks.get(pc)
     return block is not None and block.insts[0].spec.waits == "warpsync"
 
 
-def _group_ready(blocks, cta, inst, t, mask) -> bool:
-    """Every lane of ``mask`` has exited or stands at a WARPSYNC with the same mask (here, or
-    waiting at another)."""
-    return all(u.exited or (u.sync_mask == mask and (u.pc == inst.pc or (u.waiting and _is_warpsync(blocks, u.pc))))
-               for u in _lanes(cta, t.warp, mask))
-
-
-def _exclusive(blocks, cta, inst, requests):
+def _exclusive(facts, requests):
     """WARPSYNC.EXCLUSIVE: one group at a time. ptxas puts it before a collective without a
     mask operand (``REDUX``, in the slow path of ``__reduce_*_sync`` with a register mask),
     which must see only the lanes of one mask; so where several complete groups stand at it,
     only the group of the lowest such lane passes in this turn, the others in later turns."""
+    cta = facts.cta
     chosen: dict[int, int] = {}
     for t, en, req in requests:                      # in lane order
         if en and t.warp not in chosen and (cta.released.get(t.warp, 0) >> t.lane & 1
-                                            or _group_ready(blocks, cta, inst, t, req[1])):
+                                            or facts.group_ready(t.warp, req[1])):
             chosen[t.warp] = req[1]
 
-    def decide(blocks, cta, inst, t, request) -> bool:
-        return chosen.get(t.warp) == request[1] and _warpsync_passes(blocks, cta, inst, t, request)
+    def decide(facts, t, request) -> bool:
+        return chosen.get(t.warp) == request[1] and _warpsync_passes(facts, t, request)
     return decide
 
 
-def _warpsync_passes(blocks, cta, inst, t, request) -> bool:
-    released = cta.released.get(t.warp, 0)
+def _warpsync_passes(facts, t, request) -> bool:
+    cta, warp = facts.cta, t.warp
+    released = cta.released.get(warp, 0)
     if released >> t.lane & 1:
-        cta.released[t.warp] = released & ~(1 << t.lane)
+        cta.released[warp] = released & ~(1 << t.lane)
         return True
     mask = request[1]
-    if not _group_ready(blocks, cta, inst, t, mask):
+    if not facts.group_ready(warp, mask):
         return False
-    lanes = list(_lanes(cta, t.warp, mask))
-    for u in lanes:
-        if not u.exited and u.pc != inst.pc:
-            cta.released[t.warp] = cta.released.get(t.warp, 0) | 1 << u.lane
+    if (warp, mask) not in facts.released:         # the group's lanes waiting elsewhere pass too
+        facts.released.add((warp, mask))
+        pc = facts.inst.pc
+        for u in _lanes(cta, warp, mask):
+            if not u.exited and u.pc != pc:
+                cta.released[warp] = cta.released.get(warp, 0) | 1 << u.lane
     return True
 
 
-def _bar(cta, inst, requests) -> None:
-    live = sum(1 for u in cta.threads if not u.exited)
+def _bar(live: int, cta, inst, requests) -> tuple[list, list]:
+    """BAR for the threads at it: their arrivals, the barriers that complete, and (the
+    threads that pass, those that keep waiting)."""
     for t, en, req in requests:                       # arrivals
         if en and not t.waiting:
             _, kind, bid, count, pred = req
@@ -199,14 +282,16 @@ def _bar(cta, inst, requests) -> None:
             cta.bar_result[bid] = (cta.bar_popc[bid], cta.bar_count[bid])
             cta.bar_gen[bid] += 1
             cta.bar_count[bid] = cta.bar_popc[bid] = 0
+    moved, stuck = [], []
     for t, en, req in requests:                       # who passes
         if not en:
-            _advance(t, inst)
+            moved.append(t)
             continue
         _, kind, bid, _, _ = req
         if kind == "arrive" or cta.bar_gen[bid & 15] != t.bar_gen:
             popc, count = cta.bar_result[bid & 15]
             t.bar_result = {"popc": popc, "and": int(popc == count), "or": int(popc != 0)}.get(kind, 0)
-            _advance(t, inst)
+            moved.append(t)
         else:
-            t.waiting = t.yielded = True
+            stuck.append(t)
+    return moved, stuck

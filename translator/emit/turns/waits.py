@@ -170,7 +170,7 @@ class Waits:
 
     def _waiting_for_me(self, x):
         """The lanes of this warp waiting at a WARPSYNC whose mask names this lane
-        (interp.waits._waits_for): their published mask has this lane's bit, and their bit is
+        (interp.waits._bsync_passes): their published mask has this lane's bit, and their bit is
         set in the warp's ``wsync`` word."""
         named = self._swap(x, x.kb(False), scan=("naming", self.bit)).scan
         return x.and_(named, self.ld("wsync", self.e.warp_id))

@@ -247,8 +247,7 @@ class LaneCtx(words.FloatWords):
         on = self.en if cond is None else self.en & cond
         self.lanes.exited |= on
         if not self.lanes.free:
-            for i in np.flatnonzero(on).tolist():
-                self.lanes.thread(i).exited = True
+            self.file.exited[self.tids[on]] = True
 
     def _each_thread(self, on=None):
         if self.lanes.free:
@@ -256,12 +255,17 @@ class LaneCtx(words.FloatWords):
         return [(i, self.lanes.thread(i)) for i in np.flatnonzero(self.en if on is None else on).tolist()]
 
     def bssy(self, barrier):
-        mask = self.active()
+        """ThreadCtx.bssy for the enabled lanes: each its warp's active mask; a warp's lanes
+        that enter the region are no longer gone from it or yielding."""
+        masks = self.active().tolist()
+        entered: dict[int, int] = {}
         for i, t in self._each_thread():
-            t.b[barrier] = int(mask[i])
-            key = (t.warp, barrier)
-            self.cta.brk[key] = self.cta.brk.get(key, 0) & ~(1 << t.lane)
-            self.cta.yielding[t.warp] = self.cta.yielding.get(t.warp, 0) & ~(1 << t.lane)
+            t.b[barrier] = masks[i]
+            entered[t.tid >> 5] = entered.get(t.tid >> 5, 0) | 1 << (t.tid & 31)
+        brk, yielding = self.cta.brk, self.cta.yielding
+        for w, lanes in entered.items():
+            brk[(w, barrier)] = brk.get((w, barrier), 0) & ~lanes
+            yielding[w] = yielding.get(w, 0) & ~lanes
 
     def brk(self, barrier, cond=None):
         for _, t in self._each_thread(self.en if cond is None else self.en & cond):
@@ -271,8 +275,10 @@ class LaneCtx(words.FloatWords):
         for _, t in self._each_thread():
             ThreadCtx.yield_(_One(self, t))
 
-    def bsync(self, barrier): raise AssertionError("waiting instructions run in waits.sync_step")
-    warpsync = bar = bsync
+    # waiting instructions: what each lane asks (VectorInterpreter.wait_requests); waits.sync_step decides
+    def bsync(self, barrier): self.request = ("bsync", barrier)
+    def warpsync(self, mask): self.request = ("warpsync", mask)
+    def bar(self, kind, barrier, count, pred): self.request = ("bar", kind, barrier, count, pred)
 
     def bar_result(self):
         return np.array([t.bar_result for t in map(self.lanes.thread, range(self.n))], U64)

@@ -1,10 +1,13 @@
 """A block's architectural state as arrays over its threads, and the lanes one instruction runs on.
 
 Registers are arrays ``[register, thread]`` (R: 256 rows, UR: 64, P and UP: 8, bool), local
-memory ``[thread, byte]``. The scheduler (:mod:`translator.interp.waits`) keeps working on
-:class:`Thread` objects: a :class:`LaneThread` keeps pc, flags and masks as the scalar thread
-does and sees its registers through column views, so the scalar :class:`ThreadCtx` (waiting
-instructions, a fallback) runs on the same state.
+memory ``[thread, byte]``, and what the turn rule reads of every thread each turn (pc, the
+exited, waiting and yielded flags, the step and instruction counts) an array each, so that
+picking a turn's block and moving its threads on are array operations. The waits
+(:mod:`translator.interp.waits`) keep working on :class:`Thread` objects: a
+:class:`LaneThread` sees its fields and registers through views of the arrays, and keeps the
+convergence-barrier masks and what a waiting instruction left as the scalar thread does, so
+the scalar :class:`ThreadCtx` (waiting instructions, a fallback) runs on the same state.
 """
 from __future__ import annotations
 
@@ -18,8 +21,14 @@ U64 = np.uint64
 class LaneFile:
     """The registers and local memory of one block's ``n`` threads."""
 
-    def __init__(self, n: int, local_bytes: int, block: tuple[int, int, int]):
+    def __init__(self, n: int, local_bytes: int, block: tuple[int, int, int], entry: int = 0):
         self.n = n
+        self.pc = np.full(n, entry, np.int64)
+        self.steps = np.zeros(n, np.int64)
+        self.clock = np.zeros(n, np.int64)
+        self.exited = np.zeros(n, bool)
+        self.waiting = np.zeros(n, bool)
+        self.yielded = np.zeros(n, bool)
         self.r = np.zeros((256, n), U64)
         self.ur = np.zeros((64, n), U64)
         self.p = np.zeros((8, n), bool)
@@ -46,16 +55,31 @@ class _Column:
         self.rows[k, self.tid] = v
 
 
+def _field(name: str, cast):
+    """A Thread field kept in the block's array ``name``, one element per thread."""
+    def get(self):
+        return cast(getattr(self.file, name)[self.tid])
+
+    def put(self, value):
+        getattr(self.file, name)[self.tid] = value
+    return property(get, put)
+
+
 class LaneThread(Thread):
     """A Thread whose registers and local memory live in its block's :class:`LaneFile`."""
 
-    def __init__(self, tid, tidxyz, ctaid, pc, file: LaneFile):     # noqa: the dataclass fields, set by hand
-        self.tid, self.tidxyz, self.ctaid, self.pc, self.file = tid, tidxyz, ctaid, pc, file
+    def __init__(self, tid, tidxyz, ctaid, file: LaneFile):     # noqa: the dataclass fields, set by hand
+        self.tid, self.tidxyz, self.ctaid, self.file = tid, tidxyz, ctaid, file
         self.b = [0] * 16
-        self.exited = self.waiting = self.yielded = False
         self.sync_mask = self.new_pc = None
-        self.steps = self.bar_gen = self.bar_result = self.clock = 0
+        self.bar_gen = self.bar_result = 0
 
+    pc = _field("pc", int)
+    steps = _field("steps", int)
+    clock = _field("clock", int)
+    exited = _field("exited", bool)
+    waiting = _field("waiting", bool)
+    yielded = _field("yielded", bool)
     r = property(lambda self: _Column(self.file.r, self.tid, int))
     ur = property(lambda self: _Column(self.file.ur, self.tid, int))
     p = property(lambda self: _Column(self.file.p, self.tid, bool))

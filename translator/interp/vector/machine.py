@@ -16,10 +16,15 @@ import numpy as np
 
 from .. import waits
 from ..machine import Cta, Interpreter
+from ...errors import BadPc
+from ...ir.turnkey import PC_MASK, WAIT_BIT, YIELD_BIT
 from ...isa import regs, sregs
 from .ctx import LaneCtx, Redo
 from .journal import AccessLog
 from .lanes import LaneFile, Lanes, LaneThread
+
+
+_LANE_BITS = np.left_shift(1, np.arange(32, dtype=np.int64))
 
 
 def _views(buf):
@@ -68,42 +73,105 @@ class VectorInterpreter(Interpreter):
     def new_cta(self, ctaid) -> Cta:
         bx, by, bz = self.launch.block
         n = bx * by * bz
-        file = LaneFile(n, self.program.local_bytes, self.launch.block)
-        entry = self.program.entry
-        threads = [LaneThread(t, (t % bx, t // bx % by, t // (bx * by)), ctaid, entry, file) for t in range(n)]
+        file = LaneFile(n, self.program.local_bytes, self.launch.block, self.program.entry)
+        threads = [LaneThread(t, (t % bx, t // bx % by, t // (bx * by)), ctaid, file) for t in range(n)]
         cta = Cta(threads, bytearray(self.shared_bytes))
         cta.file, cta.ctaid, cta.views = file, ctaid, _views(cta.shared)
         return cta
+
+    # the turn rule on the block's arrays (waits.pick, and Interpreter.turn's choice of threads)
+    def turn(self, cta, threads):
+        if self.scalar:
+            return super().turn(cta, threads)
+        f = cta.file
+        lo, hi = threads[0].tid, threads[-1].tid + 1
+        live = np.flatnonzero(~f.exited[lo:hi]) + lo
+        if not len(live):
+            return None
+        pcs = f.pc[live]
+        keys = pcs | np.where(f.waiting[live], WAIT_BIT, 0) | np.where(f.yielded[live], YIELD_BIT, 0)
+        chosen = int(keys.min())
+        if chosen & YIELD_BIT:              # the round is over (waits.pick)
+            f.yielded[lo:hi] = False
+        pc = chosen & PC_MASK
+        tids = live[pcs == pc]
+        block = self.program.blocks.get(pc)
+        if not len(tids):                   # a pc too large for the key: no block either
+            tids = live[(pcs & ~PC_MASK) != 0][:1]
+            pc, block = int(f.pc[tids[0]]), None
+        if block is None:
+            raise BadPc(f"thread {int(tids[0])}: jump to {pc:#x}, which starts no instruction block")
+        if not self.program.quiet(block):
+            self.step_lanes(cta, block, tids)
+        self.free_lanes(cta, tids)
+        return pc, [cta.threads[t] for t in tids.tolist()] if self.per_warp else None
 
     # a turn's block
     def step(self, cta, block, parts, free: bool = False) -> None:
         if self.scalar:
             return super().step(cta, block, parts, free)
-        n = len(parts)
-        tids = np.array([t.tid for t in parts], np.int64)
-        lanes = Lanes(cta, tids, np.zeros(n, bool), self._clocks(parts), free=False)     # turn(): running threads
-        self.stats.steps += len(parts)
+        self.step_lanes(cta, block, np.array([t.tid for t in parts], np.int64), free)
+
+    def step_lanes(self, cta, block, tids, free: bool = False) -> None:
+        """The threads ``tids`` (in thread order) through ``block``, one instruction at a time."""
+        f, n = cta.file, len(tids)
+        lanes = Lanes(cta, tids, np.zeros(n, bool), self._clocks(f, tids), free=False)     # turn(): running threads
+        self.stats.steps += n
         for k, inst in enumerate(block.insts):
-            self.stats.instructions += len(parts)
+            self.stats.instructions += n
             if inst.waits:
-                waits.sync_step(self, cta, inst, parts)
+                waits.sync_step(self, cta, inst, [cta.threads[t] for t in tids.tolist()])
                 return
             self.inst_index = k
             self.run_inst(cta, inst, lanes)
-        size, end = len(block.insts), block.end_pc
-        for t, pc in zip(parts, lanes.new_pc.tolist()):
-            t.clock += size
-            if not t.exited:
-                t.pc = pc if pc >= 0 else end
-            t.waiting = False
-            if not free:
-                waits.after_block(t, block)
+        f.clock[tids] += len(block.insts)
+        gone = f.exited[tids]
+        moved = np.where(gone, f.pc[tids], np.where(lanes.new_pc >= 0, lanes.new_pc, block.end_pc))
+        f.pc[tids] = moved
+        f.waiting[tids] = False
+        if not free:                        # waits.after_block: a thread that branched back yields
+            f.yielded[tids] |= ~gone & (moved <= block.pc)
 
-    def _clocks(self, threads):
+    def warp_facts(self, cta, pc: int):
+        f = cta.file
+        warps = (f.n + 31) // 32
+        here = np.zeros(warps * 32, bool)
+        here[:f.n] = f.exited | (f.pc == pc)
+        present = (here.reshape(warps, 32) * _LANE_BITS).sum(axis=1).tolist()
+        facts = {w: (p, 0, {}) for w, p in enumerate(present)}
+        if f.n % 32:
+            facts[warps - 1] = (present[-1], 0xFFFFFFFF & ~((1 << f.n % 32) - 1), {})
+        for t in np.flatnonzero(f.waiting & ~here[:f.n]).tolist():
+            u = cta.threads[t]
+            if u.sync_mask is not None and waits.is_warpsync(self.program.blocks, int(f.pc[t])):
+                facts[t >> 5][2][t & 31] = u.sync_mask
+        return facts
+
+    def settle(self, inst, moved, stuck) -> None:
+        if self.scalar or not (moved or stuck):
+            return super().settle(inst, moved, stuck)
+        f = (moved or stuck)[0].file
+        go = np.array([t.tid for t in moved], np.int64)
+        stay = np.array([t.tid for t in stuck], np.int64)
+        f.pc[go], f.waiting[go] = inst.next_pc, False
+        f.waiting[stay] = f.yielded[stay] = True
+
+    def live_count(self, cta) -> int:
+        return int((~cta.file.exited).sum())
+
+    def wait_requests(self, cta, inst, parts):
+        if self.scalar:
+            return super().wait_requests(cta, inst, parts)
+        tids = np.array([t.tid for t in parts], np.int64)
+        x = LaneCtx(self, cta, Lanes(cta, tids, np.zeros(len(parts), bool), self._clocks(cta.file, tids), free=False), inst)
+        inst.spec.sem(x, inst)
+        kind, *args = x.request
+        columns = [a.tolist() if isinstance(a, np.ndarray) else [a] * len(parts) for a in args]
+        return [(t, en, (kind, *fields)) for t, en, *fields in zip(parts, x.en.tolist(), *columns)]
+
+    def _clocks(self, f, tids):
         """The threads' instruction counts, where the program reads the clock."""
-        if not self.reads_clock:
-            return np.zeros(len(threads), np.int64)
-        return np.array([t.clock for t in threads], np.int64)
+        return f.clock[tids] if self.reads_clock else np.zeros(len(tids), np.int64)
 
     def run_inst(self, cta, inst, lanes) -> None:
         x = LaneCtx(self, cta, lanes, inst)
@@ -115,36 +183,40 @@ class VectorInterpreter(Interpreter):
     def free_run(self, cta, threads) -> None:
         if self.scalar:
             return super().free_run(cta, threads)
-        run = [t for t in threads if not t.exited and not t.waiting and t.pc in self.quiet_set]
-        if not run:
+        self.free_lanes(cta, np.array([t.tid for t in threads], np.int64))
+
+    def free_lanes(self, cta, tids) -> None:
+        """The threads ``tids`` that stand at quiet blocks run on together (Interpreter.free_run)."""
+        f = cta.file
+        pcs = f.pc[tids]
+        quiet = self.quiet_at[np.where((pcs >= 0) & (pcs < len(self.quiet_at)), pcs, -1)]
+        run = tids[~f.exited[tids] & ~f.waiting[tids] & quiet]
+        if not len(run):
             return
-        tids = np.array([t.tid for t in run], np.int64)
-        saved = self._save(cta, tids)
+        saved = self._save(cta, run)
         self.log = AccessLog()
         try:
-            state = self._lockstep(cta, run, tids)
+            state = self._lockstep(cta, run)
             if not self.log.serial():
                 raise Redo("threads share global memory words out of thread order")
         except Exception as exc:    # noqa: BLE001 - every error is the scalar run's to raise, in its order
             self.redos.append(f"{type(exc).__name__}: {exc}")
             self.log.rollback()
             self.log = None
-            self._restore(cta, tids, saved)
+            self._restore(cta, run, saved)
             self.scalar = True
             try:
-                super().free_run(cta, threads)
+                super().free_run(cta, [cta.threads[t] for t in tids.tolist()])
             finally:
                 self.scalar = False
             return
         self.log = None
-        for t, pc, steps, clock, exited in zip(run, *(a.tolist() for a in state)):
-            t.pc, t.steps, t.clock, t.exited, t.waiting = pc, steps, clock, exited, False
+        f.pc[run], f.steps[run], f.clock[run], f.exited[run] = state
+        f.waiting[run] = False
 
-    def _lockstep(self, cta, run, tids):
-        n = len(run)
-        pc = np.array([t.pc for t in run], np.int64)
-        steps = np.array([t.steps for t in run], np.int64)
-        clock = np.array([t.clock for t in run], np.int64)
+    def _lockstep(self, cta, tids):
+        n, f = len(tids), cta.file
+        pc, steps, clock = f.pc[tids], f.steps[tids], f.clock[tids]
         exited = np.zeros(n, bool)
         active = np.ones(n, bool)
         while True:
