@@ -217,13 +217,13 @@ class Interpreter:
         return sum(1 for u in cta.threads if not u.exited)
 
     def wait_requests(self, cta: Cta, inst: Inst, parts: list[Thread]) -> list[tuple]:
-        """What a waiting instruction asks of each thread at it: (thread, enabled, request)
-        (``ThreadCtx.bsync``, ``warpsync``, ``bar``)."""
+        """What a waiting instruction asks of each thread at it: (thread, enabled, request,
+        whether it waits there already) (``ThreadCtx.bsync``, ``warpsync``, ``bar``)."""
         requests = []
         for t in parts:
             ctx = self.ctx(cta, t, inst, None)
             inst.spec.sem(ctx, inst)
-            requests.append((t, ctx.en, ctx.request))
+            requests.append((t, ctx.en, ctx.request, t.waiting))
         return requests
 
     def ctx(self, cta: Cta, t: Thread, inst: Inst, oracle, gather: bool = False) -> ThreadCtx:

@@ -138,12 +138,12 @@ def sync_step(m, cta, inst, parts) -> None:
 
 def _warpsync(facts, requests) -> tuple[list, list]:
     """WARPSYNC for the threads at it: (those that pass, those that keep waiting)."""
-    for t, en, req in requests:
+    for t, en, req, _ in requests:
         t.sync_mask = req[1] if en else None
     decide = _exclusive(facts, requests) if "EXCLUSIVE" in facts.inst.mods else _warpsync_passes
-    verdicts = [(not en) or decide(facts, t, req) for t, en, req in requests]
-    return ([t for (t, _, _), ok in zip(requests, verdicts) if ok],
-            [t for (t, _, _), ok in zip(requests, verdicts) if not ok])
+    verdicts = [(not en) or decide(facts, t, req) for t, en, req, _ in requests]
+    return ([t for (t, *_), ok in zip(requests, verdicts) if ok],
+            [t for (t, *_), ok in zip(requests, verdicts) if not ok])
 
 
 def _bsync(facts, requests) -> tuple[list, list]:
@@ -158,7 +158,7 @@ def _bsync(facts, requests) -> tuple[list, list]:
     left: dict[tuple[int, int], int] = {}          # (warp, Bx) -> lanes past their BSYNC
     leaving: dict[tuple[int, int], int] = {}       # ... while lanes of their region are elsewhere
     moved, stuck = [], []
-    for t, en, req in requests:
+    for t, en, req, _ in requests:
         if not en:
             moved.append(t)
             continue
@@ -238,7 +238,7 @@ def _exclusive(facts, requests):
     only the group of the lowest such lane passes in this turn, the others in later turns."""
     cta = facts.cta
     chosen: dict[int, int] = {}
-    for t, en, req in requests:                      # in lane order
+    for t, en, req, _ in requests:                      # in lane order
         if en and t.warp not in chosen and (cta.released.get(t.warp, 0) >> t.lane & 1
                                             or facts.group_ready(t.warp, req[1])):
             chosen[t.warp] = req[1]
@@ -269,28 +269,32 @@ def _warpsync_passes(facts, t, request) -> bool:
 def _bar(live: int, cta, inst, requests) -> tuple[list, list]:
     """BAR for the threads at it: their arrivals, the barriers that complete, and (the
     threads that pass, those that keep waiting)."""
-    for t, en, req in requests:                       # arrivals
-        if en and not t.waiting:
-            _, kind, bid, count, pred = req
-            cta.bar_count[bid & 15] += 1
-            cta.bar_popc[bid & 15] += 1 if pred else 0
-            t.bar_gen = cta.bar_gen[bid & 15]
-    for bid in {req[2] & 15 for t, en, req in requests if en}:     # completion
-        counts = [req[3] for t, en, req in requests if en and req[2] & 15 == bid and req[3] is not None]
-        required = counts[0] if counts else live
-        if cta.bar_count[bid] >= required:
+    required: dict[int, int | None] = {}      # barrier -> the first thread count given at it
+    for t, en, req, waiting in requests:
+        if not en:
+            continue
+        bid = req[2] & 15
+        if not waiting:                         # an arrival
+            cta.bar_count[bid] += 1
+            cta.bar_popc[bid] += 1 if req[4] else 0
+            t.bar_gen = cta.bar_gen[bid]
+        if required.get(bid) is None:
+            required[bid] = req[3]
+    for bid, count in required.items():         # completion: every thread (not exited), or the count
+        if cta.bar_count[bid] >= (live if count is None else count):
             cta.bar_result[bid] = (cta.bar_popc[bid], cta.bar_count[bid])
             cta.bar_gen[bid] += 1
             cta.bar_count[bid] = cta.bar_popc[bid] = 0
     moved, stuck = [], []
-    for t, en, req in requests:                       # who passes
+    for t, en, req, _ in requests:              # who passes
         if not en:
             moved.append(t)
             continue
-        _, kind, bid, _, _ = req
-        if kind == "arrive" or cta.bar_gen[bid & 15] != t.bar_gen:
-            popc, count = cta.bar_result[bid & 15]
-            t.bar_result = {"popc": popc, "and": int(popc == count), "or": int(popc != 0)}.get(kind, 0)
+        kind, bid = req[1], req[2] & 15
+        if kind == "arrive" or cta.bar_gen[bid] != t.bar_gen:
+            popc, count = cta.bar_result[bid]
+            t.bar_result = (popc if kind == "popc" else int(popc == count) if kind == "and"
+                            else int(popc != 0) if kind == "or" else 0)
             moved.append(t)
         else:
             stuck.append(t)

@@ -167,7 +167,8 @@ class VectorInterpreter(Interpreter):
         inst.spec.sem(x, inst)
         kind, *args = x.request
         columns = [a.tolist() if isinstance(a, np.ndarray) else [a] * len(parts) for a in args]
-        return [(t, en, (kind, *fields)) for t, en, *fields in zip(parts, x.en.tolist(), *columns)]
+        waiting = cta.file.waiting[tids].tolist()
+        return [(t, en, (kind, *fields), w) for t, en, w, *fields in zip(parts, x.en.tolist(), waiting, *columns)]
 
     def _clocks(self, f, tids):
         """The threads' instruction counts, where the program reads the clock."""
