@@ -212,6 +212,14 @@ class Interpreter:
         """After a waiting instruction: :func:`waits.settle`."""
         waits.settle(inst, moved, stuck)
 
+    def barrier_masks(self, cta: Cta, parts: list[Thread], barrier: int) -> list[int]:
+        """Each thread's mask of convergence barrier ``barrier``."""
+        return [t.b[barrier] for t in parts]
+
+    def leave_region(self, cta: Cta, warp: int, barrier: int, lanes: int) -> None:
+        """:func:`waits.leave_region`."""
+        waits.leave_region(cta, warp, barrier, lanes)
+
     def live_count(self, cta: Cta) -> int:
         """How many of the block's threads have not exited."""
         return sum(1 for u in cta.threads if not u.exited)

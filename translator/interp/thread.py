@@ -404,7 +404,7 @@ class ThreadCtx:
             key = (self.t.warp, barrier)
             self.cta.brk[key] = self.cta.brk.get(key, 0) | 1 << self.t.lane
             if self.t.b[barrier] & ~(1 << self.t.lane):
-                waits.leave_region(self.cta, self.t.warp, barrier, 1 << self.t.lane)
+                self.m.leave_region(self.cta, self.t.warp, barrier, 1 << self.t.lane)
 
     def yield_(self):
         if self.en and not self.gather:

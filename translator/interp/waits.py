@@ -158,7 +158,8 @@ def _bsync(facts, requests) -> tuple[list, list]:
     left: dict[tuple[int, int], int] = {}          # (warp, Bx) -> lanes past their BSYNC
     leaving: dict[tuple[int, int], int] = {}       # ... while lanes of their region are elsewhere
     moved, stuck = [], []
-    for t, en, req, _ in requests:
+    owns = facts.m.barrier_masks(facts.cta, [t for t, *_ in requests], requests[0][2][1]) if requests else []
+    for (t, en, req, _), own in zip(requests, owns):
         if not en:
             moved.append(t)
             continue
@@ -168,7 +169,7 @@ def _bsync(facts, requests) -> tuple[list, list]:
             present, missing, syncing = facts.warp(key[0])
             gone = cta.brk.get(key, 0) | cta.yielding.get(key[0], 0)
             known = blockers[key] = (0xFFFFFFFF & ~(gone | present | missing), syncing, present)
-        own, lane = t.b[req[1]], t.tid & 31
+        lane = t.tid & 31
         rest = own & known[0]
         if rest and known[1]:                   # lanes waiting at a WARPSYNC that names this one
             rest = _not_waiting_for(rest, known[1], lane)
@@ -183,7 +184,7 @@ def _bsync(facts, requests) -> tuple[list, list]:
         cta.brk[(warp, barrier)] = cta.brk.get((warp, barrier), 0) | lanes
         cta.yielding[warp] = cta.yielding.get(warp, 0) & ~lanes
     for (warp, barrier), lanes in leaving.items():      # after the verdicts: the leavers stand
-        leave_region(cta, warp, barrier, lanes)         # here, so no verdict depends on it
+        facts.m.leave_region(cta, warp, barrier, lanes)     # here, so no verdict depends on it
     return moved, stuck
 
 

@@ -257,13 +257,15 @@ class LaneCtx(words.FloatWords):
     def bssy(self, barrier):
         """ThreadCtx.bssy for the enabled lanes: each its warp's active mask; a warp's lanes
         that enter the region are no longer gone from it or yielding."""
-        masks = self.active().tolist()
-        entered: dict[int, int] = {}
-        for i, t in self._each_thread():
-            t.b[barrier] = masks[i]
-            entered[t.tid >> 5] = entered.get(t.tid >> 5, 0) | 1 << (t.tid & 31)
+        if self.lanes.free:
+            raise Redo("a convergence barrier in a free run")
+        masks, on = self.active(), self.en
+        self.file.b[barrier, self.tids[on]] = masks[on].astype(np.int64)
+        inv = self.lanes.warps()[0]
         brk, yielding = self.cta.brk, self.cta.yielding
-        for w, lanes in entered.items():
+        for row in np.unique(inv[on]).tolist():
+            i = int(np.flatnonzero(inv == row)[0])
+            w, lanes = int(self.tids[i]) >> 5, int(masks[i])
             brk[(w, barrier)] = brk.get((w, barrier), 0) & ~lanes
             yielding[w] = yielding.get(w, 0) & ~lanes
 
@@ -284,7 +286,7 @@ class LaneCtx(words.FloatWords):
         return np.array([t.bar_result for t in map(self.lanes.thread, range(self.n))], U64)
 
     def barrier_mask(self, barrier):
-        return np.array([t.b[barrier] for t in map(self.lanes.thread, range(self.n))], U64)
+        return self.file.b[barrier, self.tids].astype(U64)
 
     def set_barrier_mask(self, barrier, mask):
         for i, t in self._each_thread():

@@ -29,6 +29,7 @@ class LaneFile:
         self.exited = np.zeros(n, bool)
         self.waiting = np.zeros(n, bool)
         self.yielded = np.zeros(n, bool)
+        self.b = np.zeros((16, n), np.int64)          # convergence-barrier masks B0..B15
         self.r = np.zeros((256, n), U64)
         self.ur = np.zeros((64, n), U64)
         self.p = np.zeros((8, n), bool)
@@ -70,7 +71,6 @@ class LaneThread(Thread):
 
     def __init__(self, tid, tidxyz, ctaid, file: LaneFile):     # noqa: the dataclass fields, set by hand
         self.tid, self.tidxyz, self.ctaid, self.file = tid, tidxyz, ctaid, file
-        self.b = [0] * 16
         self.sync_mask = self.new_pc = None
         self.bar_gen = self.bar_result = 0
 
@@ -80,6 +80,7 @@ class LaneThread(Thread):
     exited = _field("exited", bool)
     waiting = _field("waiting", bool)
     yielded = _field("yielded", bool)
+    b = property(lambda self: _Column(self.file.b, self.tid, int))
     r = property(lambda self: _Column(self.file.r, self.tid, int))
     ur = property(lambda self: _Column(self.file.ur, self.tid, int))
     p = property(lambda self: _Column(self.file.p, self.tid, bool))

@@ -156,6 +156,12 @@ class VectorInterpreter(Interpreter):
         f.pc[go], f.waiting[go] = inst.next_pc, False
         f.waiting[stay] = f.yielded[stay] = True
 
+    def barrier_masks(self, cta, parts, barrier):
+        return cta.file.b[barrier, [t.tid for t in parts]].tolist()
+
+    def leave_region(self, cta, warp, barrier, lanes):
+        cta.file.b[barrier, warp * 32:warp * 32 + 32] &= ~lanes
+
     def live_count(self, cta) -> int:
         return int((~cta.file.exited).sum())
 
