@@ -4,21 +4,20 @@
 
 (warpboard installed: `make setup`, or `pip install .`.)
 
-(For GPUs: the full 1024-block grid takes about a minute per dispatch on lavapipe.)
+(For GPUs: the full 1024-block grid is far too slow on lavapipe.)
 
 Prints the plain loop's time on the device clock, with the SM clock nvidia-smi reads where it
 is there: on a fresh VkDevice, after the first 40 library cases ran on it, on a second VkDevice
 opened then, on the first again at once and 5 s later, and after `warpboard bench`'s warm-up
 (studies.bench.warm_up).
 
-What it showed (H100, driver 580.159.04, runs/nvidia-h100-clock-ramp.txt and
-runs/nvidia-h100-clock-timeline.txt): 0.084 ms at 1980 MHz fresh; 0.462 ms at 345 MHz after the
-library, on that VkDevice and on every other one of the process alike, with the driver's shader
-cache cold or warm. nvidia-smi gives "Idle" as the reason: the library's short dispatches and
-compiles leave the GPU idle most of the time, and it lowers its clock. Creating a VkDevice raises
-the clock for a few seconds, which is why a new VkDevice looked like the cure. Single dispatches
-with the host's work between them do not bring the clock back; a second of back-to-back
-dispatches does, and the clock stays up for at least half a second of idling after.
+What it showed on an H100 (figures and run files on docs/measurements.md): the loop several
+times slower after the library, at the idle clock, on that VkDevice and on every other one of the
+process alike, with the driver's shader cache cold or warm. nvidia-smi gives "Idle" as the
+reason: the library's short dispatches and compiles leave the GPU idle most of the time, and it
+lowers its clock. Creating a VkDevice raises the clock for a few seconds, which is why a new
+VkDevice looked like the cure. Single dispatches with the host's work between them do not bring
+the clock back; back-to-back dispatches do.
 """
 import statistics
 import subprocess

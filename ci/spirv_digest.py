@@ -19,7 +19,7 @@ from pathlib import Path
 
 from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run.dispatch import prepare
-from warpboard.translator import TranslatorError, translate
+from warpboard.translator import Target, TranslatorError, translate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +43,7 @@ def digests(root: Path) -> dict[str, str]:
         for warp_subgroups in (False, True):
             for subgroup_vote in (True, False):
                 one(f"{case.id} warp_subgroups={warp_subgroups} subgroup_vote={subgroup_vote}",
-                    program, block, shared, None, subgroup_vote, warp_subgroups)
+                    program, block, shared, None, Target(warp_subgroups=warp_subgroups, subgroup_vote=subgroup_vote))
     return out
 
 

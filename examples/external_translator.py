@@ -13,7 +13,7 @@ import base64
 import json
 import sys
 
-from warpboard.translator import UnsupportedInstruction, load_program, translate
+from warpboard.translator import Target, UnsupportedInstruction, load_program, translate
 
 
 def translate_listing(request: dict, strategy: str) -> dict:
@@ -24,7 +24,7 @@ def translate_listing(request: dict, strategy: str) -> dict:
     real = request["device"].get("real_subgroup")
     if strategy == "subgroup-native" and program.collectives and (not real or real % 32):
         return {"unsupported": f"subgroups of {real} lanes cannot hold a warp of 32"}
-    shader = translate(program, block, launch["shared_bytes"], strategy=strategy, features=features)
+    shader = translate(program, block, launch["shared_bytes"], target=Target(features=features), strategy=strategy)
     bindings = request["abi"]["bindings"]     # this translator keeps the board's own layout
     return {"spirv": base64.b64encode(shader.spirv).decode(), "entry": shader.entry,
             "bindings": {name: bindings[name] for name in shader.bindings if name in bindings},

@@ -30,13 +30,13 @@ import time
 from pathlib import Path
 
 
-from warpboard.translator import clear_caches, parse_listing
+from warpboard.translator import DEFAULT_STRATEGY, Target, clear_caches, parse_listing
 
 from . import bench_interp, bench_targets
 from warpboard.harness.case.model import BufferSpec, Case, Param, discover_cases, load_case
 from warpboard.harness.case.toml_text import tomllib
 from warpboard.harness.run import devices
-from warpboard.harness.run.dispatch import prepare, run_interpreter, run_vulkan, tight_loops_allowed, translate_case, warps_are_subgroups
+from warpboard.harness.run.dispatch import device_target, prepare, run_interpreter, run_vulkan, translate_case
 from warpboard.harness.run.worker import Worker, cached_device, fresh_device
 from warpboard.harness.vk.probe import real_subgroup
 
@@ -111,22 +111,19 @@ def bench_cases(blocks: int | None, threads: int | None = None) -> list:
     return cases
 
 
-def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bool = False, prep=None,
-                  tight_loops: bool = False, features: frozenset[str] | None = None):
+def translate_all(case, modes: list[str | None], repeat: int, target_of=lambda strategy: Target(), prep=None):
     """(prepared case, {mode: shader}, {mode: translation times}): each mode translated
-    ``repeat`` times, without the SPIR-V cache (``prep``: the case already prepared;
-    ``warp_subgroups``, ``tight_loops``, ``features``: as the device allows, harness.run.dispatch)."""
+    ``repeat`` times, without the SPIR-V cache, for ``target_of(strategy)`` (on a device:
+    harness.run.dispatch.device_target); ``prep``: the case already prepared."""
     prep = prep or prepare(case)
     shaders, translate_s = {}, {}
     for mode in modes:
         translate_s[mode] = []
+        strategy = NATIVE_MODE if mode == NATIVE_MODE else DEFAULT_STRATEGY
+        target = target_of(strategy)
         for _ in range(repeat):
-            if mode == NATIVE_MODE:
-                shaders[mode], seconds = translate_case(prep, None, use_cache=False, strategy=NATIVE_MODE,
-                                                        features=features)
-            else:
-                shaders[mode], seconds = translate_case(prep, mode, use_cache=False, warp_subgroups=warp_subgroups,
-                                                        tight_loops=tight_loops, features=features)
+            shaders[mode], seconds = translate_case(prep, None if mode == NATIVE_MODE else mode, target, strategy,
+                                                    use_cache=False)
             translate_s[mode].append(seconds)
     return prep, shaders, translate_s
 
@@ -134,12 +131,11 @@ def translate_all(case, modes: list[str | None], repeat: int, warp_subgroups: bo
 def warm_up(device, prep, shader) -> dict | None:
     """Keep the device busy with this kernel until its time per dispatch settles, and say how
     long that took (:func:`settle`). A GPU whose load has been light (compiles, short
-    dispatches with host work between) sits at its idle clock: an H100 at 345 MHz against 1980,
-    nvidia-smi's clock event reason "Idle", every kernel 5.7x slower
-    (runs/nvidia-h100-clock-ramp.txt). Single timed dispatches do not bring the clock up, and
-    submissions of 20 ms with the host's 50 ms between did not in 1.5 s; submissions of
-    :data:`WARM_BATCH_S` of back-to-back dispatches do, step by step. None on a CPU device
-    (its clock is the host's) and on a device without timestamps."""
+    dispatches with host work between) sits at its idle clock, nvidia-smi's clock event reason
+    "Idle", and every kernel runs several times slower. Single timed dispatches do not bring
+    the clock up, nor do short submissions with host work between; submissions of
+    :data:`WARM_BATCH_S` of back-to-back dispatches do, step by step (docs/measurements.md, "The
+    GPU's idle clock"). None on a CPU device (its clock is the host's) and on a device without timestamps."""
     if getattr(device.info, "device_type", None) == "cpu":
         return None
     return settle(lambda count: run_vulkan(device, prep, shader, dispatches=count).timings.get("gpu_s"))
@@ -150,8 +146,8 @@ def settle(dispatch, batch_s: float = WARM_BATCH_S, limit_s: float = WARM_LIMIT_
     device clock) with counts of about ``batch_s`` of device time until three batches in a row
     agree within :data:`WARM_SETTLED`, or ``limit_s`` has passed: the batches, the seconds, the
     first single dispatch's time, the last batch's time per dispatch, and whether it settled.
-    Three, not two: an H100's clock climbs in steps of about 0.2 s, and two batches sized on the
-    slower step before can both fall within one step."""
+    Three, not two: an H100's clock climbs in steps, and two batches sized on the slower step
+    before can both fall within one step."""
     first = dispatch(1)
     if not first:
         return None
@@ -248,8 +244,8 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
                 modes = ["free", "turns"]
             if case.id.startswith("bench/") and (real_subgroup(device.info) or 1) % 32 == 0:
                 modes = [*modes, NATIVE_MODE]
-            work.append((case, modes, translate_all(case, modes, repeat, warps_are_subgroups(device.info, case.block), prep,
-                                                    tight_loops_allowed(device.info), frozenset(device.info.features))))
+            work.append((case, modes, translate_all(
+                case, modes, repeat, lambda strategy: device_target(device.info, prep.launch.block, strategy), prep)))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
             work.append((case, modes, exc))
     def run(on, items, warm=False, after=None):

@@ -47,7 +47,7 @@ from warpboard.translator import TranslatorError, UnsupportedInstruction
 from warpboard.harness.case.model import CaseError, discover_cases, load_case
 from warpboard.harness.files import write_atomic
 from warpboard.harness.run import devices
-from warpboard.harness.run.dispatch import prepare, run_interpreter, run_vulkan, translate_case, warps_are_subgroups
+from warpboard.harness.run.dispatch import device_target, prepare, run_interpreter, run_vulkan, translate_case
 from warpboard.harness.run.engine import device_limit
 from warpboard.harness.run.worker import Worker, cached_device
 from .mufu_sweep import BY_KERNEL
@@ -153,7 +153,7 @@ def case_words(case_path: str, root: str | None, device_index: int | None, timeo
             device = cached_device(device_index)
             if beyond := device_limit(case, device.info):
                 return {"outcome": "unsupported", "message": beyond}
-            shader, _ = translate_case(prep, None, warp_subgroups=warps_are_subgroups(device.info, prep.launch.block))
+            shader, _ = translate_case(prep, None, device_target(device.info, prep.launch.block))
             raw = run_vulkan(device, prep, shader, timeout_s=timeout_s)
     except UnsupportedInstruction as exc:
         return {"outcome": "unsupported", "message": str(exc)}

@@ -22,7 +22,7 @@ from support.paths import ROOT
 
 PARTS = ("translator", "harness", "authoring", "studies", "reports", "warpboard")
 TOP_FOLDERS = PARTS[:5]             # folders of their own, installed as warpboard.<part>
-STAGE = {"errors": 0, "abi": 0, "values": 0, "spirv": 0, "isa": 1, "sass": 2, "ir": 3, "interp": 4, "emit": 4}
+STAGE = {"errors": 0, "abi": 0, "target": 0, "values": 0, "spirv": 0, "isa": 1, "sass": 2, "ir": 3, "interp": 4, "emit": 4}
 FORBIDDEN = {                       # part -> the parts above it, which it must never import
     "translator": {"harness", "authoring", "studies", "reports", "warpboard"},
     "harness": {"authoring", "studies", "reports", "warpboard"},     # the runner: its rooms use it

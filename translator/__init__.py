@@ -2,7 +2,8 @@
 
 The stages, lowest first (imports only go down; see translator/README.md):
 
-- ``errors``, ``abi``: what every stage may raise; the memory layout shared with the harness
+- ``errors``, ``abi``, ``target``: what every stage may raise; the memory layout shared with the
+  harness; what a shader is translated for (the device's features, limits and subgroups)
 - ``values/``: the words themselves (integers, floats, MUFU, vprintf), for both back ends
 - ``spirv/``: the SPIR-V module builder and its enumerants
 - ``isa/``: the opcode table, the vocabulary semantics are written in, registers, semantics
@@ -15,6 +16,7 @@ Code outside the translator uses only the names below.
 """
 from . import abi
 from .emit.emitter import DEFAULT_STRATEGY, STRATEGIES, Shader, translate, warp_subgroups_used
+from .target import Target
 from .emit.strategy import Strategy, register
 from .errors import TRAP, BadPc, Fault, Livelock, ProgramError, SassSyntaxError, TranslatorError, UnsupportedInstruction
 from .interp.machine import Interpreter as ScalarInterpreter
@@ -29,7 +31,7 @@ from .spirv import workgroup_bytes
 from .values import vprintf
 from .values.vprintf import PrintfOutput, PrintfRecord
 
-__all__ = ["abi", "vprintf", "spirv", "translate", "Shader", "STRATEGIES", "DEFAULT_STRATEGY", "Strategy", "register", "warp_subgroups_used", "Interpreter", "ScalarInterpreter", "Memory", "Program",
+__all__ = ["abi", "vprintf", "spirv", "translate", "Target", "Shader", "STRATEGIES", "DEFAULT_STRATEGY", "Strategy", "register", "warp_subgroups_used", "Interpreter", "ScalarInterpreter", "Memory", "Program",
            "decode", "load_program", "parse_listing", "ANONYMOUS", "clear_caches", "PrintfOutput",
            "PrintfRecord", "ConstantRead", "constant_reads", "TranslatorError", "SassSyntaxError", "UnsupportedInstruction", "ProgramError",
            "Fault", "Livelock", "BadPc", "TRAP", "workgroup_bytes"]

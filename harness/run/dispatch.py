@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import struct
 import time
+import dataclasses
 from dataclasses import dataclass, field
 
 from warpboard.translator import (
@@ -18,7 +19,9 @@ from warpboard.translator import (
     Memory,
     PrintfOutput,
     Program,
+    STRATEGIES,
     Shader,
+    Target,
     abi,
     constant_reads,
     load_program,
@@ -120,19 +123,16 @@ SHADER_FEATURES = frozenset({"shaderInt64", "shaderBufferInt64Atomics", "shaderM
 """The device features a translated shader's form depends on (the rest it never uses)."""
 
 
-def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool = True,
-                   use_cache: bool = True, warp_subgroups: bool = False,
-                   features: frozenset[str] | None = None, strategy: str = DEFAULT_STRATEGY,
-                   tight_loops: bool = False, workgroup_limit: int | None = None) -> tuple[Shader, float]:
-    """The case's shader (from the SPIR-V cache when it has it) and the seconds it took;
-    ``features``: the device's (translator.translate: what the shader may use); ``strategy``:
-    one of translator.STRATEGIES; ``tight_loops``: see :func:`tight_loops_allowed`;
-    ``workgroup_limit``: the device's maxComputeSharedMemorySize (translator.translate)."""
+def translate_case(prep: Prepared, mode: str | None = None, target: Target = Target(),
+                   strategy: str = DEFAULT_STRATEGY, use_cache: bool = True) -> tuple[Shader, float]:
+    """The case's shader for ``target`` (translator.translate; from the SPIR-V cache when it
+    has it) and the seconds it took; ``strategy``: one of translator.STRATEGIES."""
     start = time.perf_counter()
     case, program = prep.case, prep.program
-    used = None if features is None else frozenset(features) & SHADER_FEATURES
+    if target.features is not None:         # only those the shader's form depends on
+        target = dataclasses.replace(target, features=frozenset(target.features) & SHADER_FEATURES)
     key = cache.spirv_key(case.listing_text, program.name, prep.launch.block, case.shared_bytes, mode,
-                          subgroup_vote, warp_subgroups, used, strategy, tight_loops, workgroup_limit) if use_cache else None
+                          target, strategy) if use_cache else None
     spirv = cache.load_spirv(key) if key else None
     facts = cache.load_shader_facts(key) if spirv is not None else None
     if facts is not None and "scratch_words" in facts:
@@ -140,15 +140,25 @@ def translate_case(prep: Prepared, mode: str | None = None, subgroup_vote: bool 
                         len(program.insts), cached=True, warp_subgroups=facts["warp_subgroups"],
                         subgroup_size=facts["subgroup_size"], scratch_words=facts["scratch_words"])
     else:
-        shader = translate(program, prep.launch.block, case.shared_bytes, mode, subgroup_vote, warp_subgroups,
-                           strategy=strategy, features=used, tight_loops=tight_loops,
-                           workgroup_limit=workgroup_limit)
+        shader = translate(program, prep.launch.block, case.shared_bytes, mode, target, strategy)
         if key:
             cache.store_spirv(key, shader.spirv)
             cache.store_shader_facts(key, {"mode": shader.mode, "warp_subgroups": shader.warp_subgroups,
                                            "subgroup_size": shader.subgroup_size,
                                            "scratch_words": shader.scratch_words})
     return shader, time.perf_counter() - start
+
+
+def device_target(info, block: tuple[int, int, int], strategy: str = DEFAULT_STRATEGY) -> Target:
+    """What a device (its :class:`harness.vk.info.DeviceInfo`) offers a shader of ``strategy``
+    for a launch of ``block``: its features and workgroup-memory limit; collectives on
+    subgroups where the strategy may and the subgroups are warps (:func:`warps_are_subgroups`);
+    tight loops where the strategy may and the driver allows (:func:`tight_loops_allowed`)."""
+    record = STRATEGIES[strategy]
+    return Target(features=frozenset(info.features),
+                  warp_subgroups=record.warp_subgroups and warps_are_subgroups(info, block),
+                  tight_loops=record.tight_loops and tight_loops_allowed(info),
+                  workgroup_limit=info.max_shared_memory)
 
 
 def tight_loops_allowed(info) -> bool:

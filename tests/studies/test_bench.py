@@ -7,6 +7,7 @@ import pytest
 from warpboard.harness.run import devices
 from warpboard.studies import bench_targets
 from warpboard.studies.bench import NATIVE_MODE, bench_cases, native_ratios, settle, summarise, translate_all
+from warpboard.translator import Target
 
 from support.paths import ROOT
 
@@ -99,7 +100,7 @@ def test_native_times_of_this_run_replace_the_recorded_ones():
 
 def test_the_subgroup_native_bench_mode_is_that_strategy_beside_the_turns():
     vote = next(c for c in bench_cases(1) if c.id == "bench/bench_vote_loop")
-    _, shaders, seconds = translate_all(vote, ["turns", NATIVE_MODE], 1, warp_subgroups=True)
+    _, shaders, seconds = translate_all(vote, ["turns", NATIVE_MODE], 1, lambda strategy: Target(warp_subgroups=True))
     assert shaders["turns"].mode == "turns" and shaders[NATIVE_MODE].mode == "native"
     assert shaders["turns"].warp_subgroups and shaders[NATIVE_MODE].spirv != shaders["turns"].spirv
     assert len(seconds[NATIVE_MODE]) == 1

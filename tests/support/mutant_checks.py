@@ -32,6 +32,7 @@ from warpboard.harness.vk import VkTimeout
 from warpboard.translator.errors import TranslatorError
 from warpboard.translator.interp.machine import Interpreter, Memory
 from warpboard.translator.interp.thread import ThreadCtx
+from warpboard.translator import Target
 
 TARGET_ENV = "vulkan1.1"
 
@@ -98,7 +99,7 @@ def evaluate(case, budget: int, device_index: int | None, timeout_s: float) -> V
     verdict.seconds["interp"] = time.perf_counter() - clock
     device = _device(device_index)
     try:
-        shader, _ = translate_case(prep, warp_subgroups=device is not None and warps_are_subgroups(device.info),
+        shader, _ = translate_case(prep, target=Target(warp_subgroups=device is not None and warps_are_subgroups(device.info)),
                                    use_cache=False)
         verdict.translated = "ok"
     except TranslatorError as exc:

@@ -12,6 +12,7 @@ from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run.engine import run_case, worker_run
 from warpboard.harness.run.results import CaseResult, Outcome, Status
 from warpboard.harness.run.worker import cached_device
+from warpboard.translator import Target
 
 from support.paths import CASES
 
@@ -177,7 +178,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
             continue
         if not warps_are_subgroups(info, case.block):
             return compared, [f"{case.id}: the device's subgroups are not the warp of {width} threads ({info.probe})"]
-        shader, _ = translate_case(prep, None, use_cache=False, warp_subgroups=True, tight_loops=tight_loops)
+        shader, _ = translate_case(prep, None, Target(warp_subgroups=True, tight_loops=tight_loops), use_cache=False)
         if max_words is not None and len(shader.spirv) // 4 > max_words:
             continue
         cpu = run_interpreter(prep, per_warp=True)

@@ -19,6 +19,7 @@ from ..isa import sregs
 from ..spirv.builder import Function, Module
 from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
 from ..spirv.enums import MemorySemantics as Sem
+from ..target import Target
 from . import free, native, turns
 from .ctx import SpirvCtx
 from .failures import Failures
@@ -38,13 +39,12 @@ class Emitter:
     """Builds the module for one program and one block shape."""
 
     def __init__(self, program: Program, block: tuple[int, int, int], shared_bytes: int, mode: str | None = None,
-                 subgroup_vote: bool = True, warp_subgroups: bool = False, strategy: str = DEFAULT_STRATEGY,
-                 features: frozenset[str] | None = None, tight_loops: bool = False,
-                 workgroup_limit: int | None = None):
+                 target: Target = Target(), strategy: str = DEFAULT_STRATEGY):
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown translation strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         self.program, self.block, self.shared_bytes = program.for_block(block), block, shared_bytes
-        self.subgroup_vote = subgroup_vote
+        subgroup_vote, warp_subgroups, features = target.subgroup_vote, target.warp_subgroups, target.features
+        self.target, self.subgroup_vote = target, subgroup_vote
         self.strategy = STRATEGIES[strategy]
         self.mode = self.strategy.mode or mode or self.program.mode
         # collectives through subgroup operations: the device's subgroups are warps
@@ -54,8 +54,8 @@ class Emitter:
         self.nthreads = block[0] * block[1] * block[2]
         # the device features the shader may use (Vulkan feature names; None: all of them)
         self.features = features
-        self.tight_loops = tight_loops      # a block that loops on itself may loop in its case (_emit_tight)
-        self.workgroup_limit = workgroup_limit  # the device's maxComputeSharedMemorySize (None: no limit)
+        self.tight_loops = target.tight_loops          # a block that loops on itself may loop in its case (_emit_tight)
+        self.workgroup_limit = target.workgroup_limit  # the device's maxComputeSharedMemorySize (None: no limit)
         self.int64 = features is None or "shaderInt64" in features
         self.int64_atomics = self.int64 and (features is None or "shaderBufferInt64Atomics" in features)
         self.Ctx = SpirvCtx if self.int64 else PairCtx      # 64-bit values: native, or pairs of words
@@ -455,27 +455,14 @@ def _needs_uniform_flow(block: Block) -> bool:
 
 
 def translate(program: Program, block: tuple[int, int, int], shared_bytes: int = 16384,
-              mode: str | None = None, subgroup_vote: bool = True, warp_subgroups: bool = False,
-              strategy: str = DEFAULT_STRATEGY, features: frozenset[str] | None = None, tight_loops: bool = False,
-              workgroup_limit: int | None = None) -> Shader:
-    """Translate a program for one block shape; ``mode`` forces "free" or "turns";
-    ``subgroup_vote`` reduces the turn vote in the subgroup (needs subgroup arithmetic);
-    ``warp_subgroups`` swaps collectives' values with subgroup operations instead of workgroup
-    memory and barriers (for devices whose subgroups are 32 invocations in invocation order; the
-    shader checks, and reports NOT_WARPS where they are not); ``strategy`` names one of
-    :data:`STRATEGIES`; ``features``: the Vulkan feature names the device has (None: all): without
-    ``shaderInt64`` 64-bit values are pairs of words (:mod:`translator.emit.pairs`), and 64-bit
-    atomics, which need it and ``shaderBufferInt64Atomics``, are UNSUPPORTED; ``tight_loops``: a
-    block that branches to itself loops in its own case where threads step alone (for drivers
-    that do not stop a shader's loops after a shared count of iterations, as lavapipe does);
-    ``workgroup_limit``: the device's maxComputeSharedMemorySize, past which turns mode keeps its
-    bookkeeping in the heap (translator.emit.turns.storage)."""
+              mode: str | None = None, target: Target = Target(), strategy: str = DEFAULT_STRATEGY) -> Shader:
+    """Translate a program for one block shape and one device (:class:`Target`); ``mode``
+    forces "free" or "turns"; ``strategy`` names one of :data:`STRATEGIES`."""
     program = program.for_block(block)
     if mode == "free" and program.turns:
         raise ValueError(f"{program.name} uses collectives or barriers, or its lanes share memory in "
                          "instruction order: it cannot run in free mode")
-    return Emitter(program, block, shared_bytes, mode, subgroup_vote, warp_subgroups, strategy, features,
-                   tight_loops, workgroup_limit).build()
+    return Emitter(program, block, shared_bytes, mode, target, strategy).build()
 
 
-__all__ = ["translate", "Shader", "Emitter", "STRATEGIES", "DEFAULT_STRATEGY", "warp_subgroups_used"]
+__all__ = ["translate", "Target", "Shader", "Emitter", "STRATEGIES", "DEFAULT_STRATEGY", "warp_subgroups_used"]

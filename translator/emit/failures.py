@@ -8,7 +8,7 @@ thread out of its warp's bookkeeping (an atomic each) wait for :meth:`Failures.s
 which the emitter runs after each step's switch over blocks. Every memory access is
 bounds-checked, and drivers inline every call: a record at each access put hundreds of
 atomics into a large shader, and lavapipe's compile time grows with the square of a
-shader's memory accesses (``realkernels/bitonic_sort_shared``: 25 s to 3 s at w8).
+shader's memory accesses (``realkernels/bitonic_sort_shared`` is the case that showed it).
 """
 from __future__ import annotations
 

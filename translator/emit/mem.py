@@ -50,9 +50,8 @@ def local_in_workgroup(e, words: int) -> bool:
     on a device without ``tight_loops`` (lavapipe), in free and turns mode, where all of them
     take at most LOCAL_IN_WORKGROUP_BYTES and, with the case's shared memory, at most the
     VULKAN_MIN_SHARED_BYTES every Vulkan device has. Mesa 22.3's lavapipe indexes a Function
-    array by a computed word far more slowly: memory/local_divergent took 0.48 ms free, 0.13 ms
-    so, on lavapipe-w8 (translator/README.md, "Local memory and constant banks"). No thread
-    reads another's words."""
+    array by a computed word far more slowly (memory/local_divergent shows it; translator/README.md,
+    "Local memory and constant banks"). No thread reads another's words."""
     total = 4 * words * e.nthreads
     shared = e.shared_bytes if e.program.uses_shared else 0
     return (not e.tight_loops and e.mode in ("free", "turns") and total <= LOCAL_IN_WORKGROUP_BYTES
@@ -245,29 +244,30 @@ class MemoryEmitter:
         key = op if op in ATOMIC_OPCODES else (op, signed)
         if op not in ("cas", "inc", "dec") and key not in ATOMIC_OPCODES:
             raise UnsupportedInstruction(f"{x.inst.where}: atomic .{op.upper()} in '{x.inst.text}'", x.inst.opcode)
-        routes, _, lo, hi = self._routes(x, space, addr, 4)
-        tmp = f.local(u32)
-        for where, cond, index in self._taken(x, routes, lo, hi):
-            scope = x.k32(Scope.Device if where == "global" else Scope.Workgroup)
-            with f.if_(cond), self._inner_values():
-                ptr = self._ptr(where, index)
-                if where == "local":
-                    old = f.load(u32, ptr)
-                    f.store(ptr, _atomic_result(x, op, signed, old, value, compare))
-                elif op == "cas":
-                    old = f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), value, compare)
-                elif op in ("inc", "dec"):
-                    old = self._cas_loop(x, ptr, scope, lambda old: _wrapping(x, op, old, value))
-                else:
-                    old = f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(Sem.Relaxed), value)
-                f.store(tmp, old)
-        return f.load(u32, tmp)
+
+        def atomically(ptr, scope):
+            if op == "cas":
+                return f.op("AtomicCompareExchange", u32, ptr, scope, x.k32(Sem.Relaxed), x.k32(Sem.Relaxed), value, compare)
+            if op in ("inc", "dec"):
+                return self._cas_loop(x, ptr, scope, lambda old: _wrapping(x, op, old, value))
+            return f.op(ATOMIC_OPCODES[key], u32, ptr, scope, x.k32(Sem.Relaxed), value)
+        return self._word_update(x, space, addr, lambda old: _atomic_result(x, op, signed, old, value, compare),
+                                 atomically)
 
     def atomic_update(self, x, space, addr, nbytes, update):
         """A word's read-modify-write as a compare-and-swap loop (the float adds, the 64-bit
         atomics); the old words."""
         if nbytes == 8:
             return self._atomic_update_pair(x, space, addr, update)
+
+        def new(old):
+            return update(x, [old])[0]
+        return [self._word_update(x, space, addr, new, lambda ptr, scope: self._cas_loop(x, ptr, scope, new))]
+
+    def _word_update(self, x, space, addr, new, atomically):
+        """One word's read-modify-write wherever its address falls: in the thread's own local
+        window a load and a store of ``new(old)``, in global or shared memory
+        ``atomically(pointer, scope)``; the old word."""
         f, u32 = self.f, self.m.u32()
         routes, _, lo, hi = self._routes(x, space, addr, 4)
         tmp = f.local(u32)
@@ -277,11 +277,11 @@ class MemoryEmitter:
                 ptr = self._ptr(where, index)
                 if where == "local":
                     old = f.load(u32, ptr)
-                    f.store(ptr, update(x, [old])[0])
+                    f.store(ptr, new(old))
                 else:
-                    old = self._cas_loop(x, ptr, scope, lambda old: update(x, [old])[0])
+                    old = atomically(ptr, scope)
                 f.store(tmp, old)
-        return [f.load(u32, tmp)]
+        return f.load(u32, tmp)
 
     def _atomic_update_pair(self, x, space, addr, update):
         """``update`` of an 8-byte aligned pair of words in one atomic step; the old pair."""

@@ -46,21 +46,30 @@ from ..ir.turnkey import WAIT_BIT, YIELD_BIT
 def key(t) -> int:
     """A thread's bid for the next turn, lowest first: running, yielded, waiting, waiting and
     already tried in this round; then the lowest pc."""
-    return t.pc | (WAIT_BIT if t.waiting else 0) | (YIELD_BIT if t.yielded else 0)
+    return bid(t.pc, t.waiting, t.yielded)
+
+
+def bid(pc, waiting, yielded):
+    """:func:`key` from its parts (ints and bools, or arrays of them: a key each)."""
+    return pc | (waiting * WAIT_BIT) | (yielded * YIELD_BIT)
+
+
+def round_over(chosen: int) -> bool:
+    """Whether the turn's key ends the round: when the winner has yielded, every thread still
+    running has yielded or waits (and, if it waits, has tried in this round), and every thread
+    gets its priority back."""
+    return bool(chosen & YIELD_BIT)
 
 
 def pick(threads) -> int | None:
-    """The lowest key among the threads still running, or None when all have exited.
-
-    When the winner has yielded, every thread still running has yielded or waits (and, if it
-    waits, has tried in this round): the round is over, and every thread gets its priority back.
-    """
+    """The lowest key among the threads still running, or None when all have exited; every
+    thread's yielded flag is cleared where the round is over (:func:`round_over`)."""
     keys = [t.pc | (WAIT_BIT if t.waiting else 0) | (YIELD_BIT if t.yielded else 0)    # key(t), inline
             for t in threads if not t.exited]
     if not keys:
         return None
     chosen = min(keys)
-    if chosen & YIELD_BIT:
+    if round_over(chosen):
         for t in threads:
             t.yielded = False
     return chosen
@@ -68,8 +77,14 @@ def pick(threads) -> int | None:
 
 def after_block(t, block) -> None:
     """A thread that branched back (to its block or before) yields its priority."""
-    if not t.exited and t.pc <= block.pc:
+    if not t.exited and branched_back(t.pc, block):
         t.yielded = True
+
+
+def branched_back(pc, block):
+    """Whether a thread that ran ``block`` and stands at ``pc`` now went back (an array of
+    pcs: for each)."""
+    return pc <= block.pc
 
 
 def settle(inst, moved, stuck) -> None:

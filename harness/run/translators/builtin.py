@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from warpboard.translator import STRATEGIES, UnsupportedInstruction
 
-from ..dispatch import tight_loops_allowed, translate_case, warps_are_subgroups
+from ..dispatch import device_target, translate_case
 from ...vk.probe import real_subgroup
 
 
 class Builtin:
-    """A registered strategy: translator.translate with it, for the device's features and
-    limits; with collectives on subgroups where the strategy may and the device's subgroups
-    are warps; with tight loops where it may and the driver allows."""
+    """A registered strategy: translator.translate with it, for the device's
+    :func:`~harness.run.dispatch.device_target`."""
 
     def __init__(self, name: str):
         self.name = name
@@ -27,7 +26,4 @@ class Builtin:
                     f"subgroups are {real or 'of unknown size'} wide (probed; it reports {info.subgroup_size})",
                     "subgroups")
         return translate_case(prep, None if strategy.mode else mode,
-                              warp_subgroups=strategy.warp_subgroups and warps_are_subgroups(info, prep.launch.block),
-                              features=frozenset(info.features),
-                              tight_loops=strategy.tight_loops and tight_loops_allowed(info),
-                              workgroup_limit=info.max_shared_memory, strategy=self.name)[0]
+                              device_target(info, prep.launch.block, self.name), self.name)[0]

@@ -1,10 +1,13 @@
 """The SPIR-V cache: same inputs give the cached module, any change to them a new key."""
 
+import dataclasses
+
 import pytest
 from warpboard.harness import vk
 from warpboard.harness.case.model import load_case
 from warpboard.harness.run import cache
 from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case
+from warpboard.translator import Target
 
 from support.paths import CASES
 
@@ -22,14 +25,16 @@ def test_second_translation_comes_from_the_cache(tmp_path, monkeypatch):
 
 
 def test_keys_cover_what_translation_reads():
-    base = cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, True)
-    assert base == cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, True)
-    for other in (cache.spirv_key("listing2", "k", (64, 1, 1), 16384, None, True),
-                  cache.spirv_key("listing", "k", (32, 1, 1), 16384, None, True),
-                  cache.spirv_key("listing", "k", (64, 1, 1), 0, None, True),
-                  cache.spirv_key("listing", "k", (64, 1, 1), 16384, "turns", True),
-                  cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, False)):
-        assert other != base
+    base = cache.spirv_key("listing", "k", (64, 1, 1), 16384, None)
+    assert base == cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, Target())
+    others = [cache.spirv_key("listing2", "k", (64, 1, 1), 16384, None),
+              cache.spirv_key("listing", "k", (32, 1, 1), 16384, None),
+              cache.spirv_key("listing", "k", (64, 1, 1), 0, None),
+              cache.spirv_key("listing", "k", (64, 1, 1), 16384, "turns"),
+              cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, strategy="subgroup-native")]
+    others += [cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, Target(**{field.name: value}))
+               for field, value in zip(dataclasses.fields(Target), (frozenset(), True, False, True, 32768))]
+    assert len(set(others)) == len(others) and base not in others
 
 
 def test_cache_off(tmp_path, monkeypatch):

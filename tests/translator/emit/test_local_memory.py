@@ -10,6 +10,7 @@ from warpboard.harness.run.engine import Options, run_case
 from warpboard.harness.run.results import Status
 from warpboard.translator.emit.mem import LOCAL_IN_WORKGROUP_BYTES
 from warpboard.translator.spirv.builder import OP, STORAGE
+from warpboard.translator import Target
 
 from support.paths import library_case
 
@@ -37,7 +38,7 @@ def _storage_of(spirv: bytes, name: str) -> set[int]:
 def test_lavapipe_keeps_the_local_windows_in_workgroup_memory_and_gpus_in_function_storage(case_id, mode):
     prep = dispatch.prepare(library_case(case_id))
     lavapipe = dispatch.translate_case(prep, mode, use_cache=False)[0].spirv
-    gpu = dispatch.translate_case(prep, mode, use_cache=False, tight_loops=True)[0].spirv
+    gpu = dispatch.translate_case(prep, mode, Target(tight_loops=True), use_cache=False)[0].spirv
     assert _storage_of(lavapipe, "local_mem") == {STORAGE["Workgroup"]}
     assert _storage_of(gpu, "local_mem") == {STORAGE["Function"]}
     native = dispatch.translate_case(prep, None, use_cache=False, strategy="subgroup-native")[0].spirv

@@ -9,6 +9,7 @@ from warpboard.harness.run import devices, engine
 from warpboard.harness.run.dispatch import prepare, translate_case
 from warpboard.harness.run.results import Status
 from warpboard.translator.errors import UnsupportedInstruction
+from warpboard.translator import Target
 
 from support.paths import library_case
 
@@ -39,15 +40,15 @@ def test_a_64_bit_kernel_passes_on_pairs_of_words(lavapipe, case_id):
 def test_a_64_bit_atomic_without_int64_is_unsupported_naming_the_features():
     prep = prepare(library_case("atomics/atomics64_global"))
     with pytest.raises(UnsupportedInstruction, match=r"RED\.E\.ADD\.64.*needs shaderInt64 and shaderBufferInt64Atomics"):
-        translate_case(prep, features=frozenset({"shaderFloat64"}), use_cache=False)
+        translate_case(prep, target=Target(features=frozenset({"shaderFloat64"})), use_cache=False)
 
 
 def test_pairs_change_the_module_and_a_device_with_int64_keeps_64_bit_values():
     prep = prepare(library_case("basic/divmod64"))
     native = translate_case(prep, use_cache=False)[0].spirv
-    assert translate_case(prep, features=frozenset({"shaderInt64", "shaderBufferInt64Atomics"}),
+    assert translate_case(prep, target=Target(features=frozenset({"shaderInt64", "shaderBufferInt64Atomics"})),
                           use_cache=False)[0].spirv == native
-    assert translate_case(prep, features=frozenset(), use_cache=False)[0].spirv != native
+    assert translate_case(prep, target=Target(features=frozenset()), use_cache=False)[0].spirv != native
 
 
 @pytest.mark.skipif(not Path(devices.SWIFTSHADER_ICD).is_file(), reason="no SwiftShader (Debian's chromium-common)")

@@ -15,6 +15,7 @@ from warpboard.harness.case.model import CaseError, discover_cases
 from warpboard.harness.run.dispatch import prepare, translate_case
 from warpboard.translator.errors import UnsupportedInstruction
 from warpboard.translator.spirv.builder import CAPABILITY, OP
+from warpboard.translator import Target
 
 from support.paths import ROOT
 
@@ -58,15 +59,15 @@ def translate_and_validate(case) -> dict:
         shaders = {mode: translate_case(prep, mode)[0] for mode in modes}
         # as a GPU whose subgroups are warps gets them: collectives through subgroup operations,
         # loops inside the cases of a switch
-        shaders["turns, warp subgroups"] = translate_case(prep, "turns", warp_subgroups=True, tight_loops=True)[0]
+        shaders["turns, warp subgroups"] = translate_case(prep, "turns", Target(warp_subgroups=True, tight_loops=True))[0]
         if "free" in modes:
-            shaders["free, tight loops"] = translate_case(prep, "free", tight_loops=True)[0]
+            shaders["free, tight loops"] = translate_case(prep, "free", Target(tight_loops=True))[0]
     except UnsupportedInstruction as exc:
         return {"unsupported": str(exc)}
     modes = {mode: spirv_val(s.spirv) for mode, s in shaders.items()}
     # for a device without shaderInt64: 64-bit values as pairs of words, no Int64 capability
     try:
-        pairs = translate_case(prep, None, features=frozenset())[0].spirv
+        pairs = translate_case(prep, None, Target(features=frozenset()))[0].spirv
     except UnsupportedInstruction as exc:
         if "shaderInt64" not in str(exc):
             raise

@@ -8,7 +8,7 @@ import pytest
 from warpboard.harness.run import compare
 from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case
 from warpboard.harness.vk import validate_spirv
-from warpboard.translator import DEFAULT_STRATEGY, STRATEGIES, load_program, translate
+from warpboard.translator import DEFAULT_STRATEGY, STRATEGIES, Target, load_program, translate
 from warpboard.translator.emit.emitter import Emitter
 from warpboard.translator.emit.turns import FreeWarp, TurnsWarp, warp_for
 from warpboard.translator.spirv.builder import OP
@@ -115,7 +115,7 @@ def test_subgroup_native_runs_every_program_on_the_free_loop(lines):
     # where the device offers maximal reconvergence a shader with collectives asks for it
     # (spirv-val 2023.1 predates the mode: the rest of the module is validated)
     features = frozenset({"shaderInt64", "shaderMaximalReconvergence"})
-    maximal = translate(prog, BLOCK, strategy="subgroup-native", features=features).spirv
+    maximal = translate(prog, BLOCK, target=Target(features=features), strategy="subgroup-native").spirv
     rest, found = _without_maximal_reconvergence(maximal)
     assert found is (lines is VOTED) and (b"SPV_KHR_maximal_reconvergence" in maximal) is found
     validate_spirv(rest)
@@ -142,7 +142,7 @@ BARRED = VOTED[:-4] + ["BAR.SYNC 0x0", "STG.E [R4.64], R2", "EXIT", ".L_end:", "
 
 @pytest.mark.parametrize("lines, per_warp", [(VOTED, True), (WARPSYNCED, True), (BARRED, False)])
 def test_where_subgroups_are_warps_each_warp_takes_its_own_turns_unless_a_bar_needs_the_workgroup(lines, per_warp):
-    emitter = Emitter(program(lines), BLOCK, 1024, None, True, True)
+    emitter = Emitter(program(lines), BLOCK, 1024, None, Target(warp_subgroups=True))
     assert emitter.warp.per_warp is per_warp
     scopes = _control_barrier_scopes(emitter.build().spirv)
     workgroup = scopes.count(2)                         # Scope.Workgroup
@@ -150,7 +150,7 @@ def test_where_subgroups_are_warps_each_warp_takes_its_own_turns_unless_a_bar_ne
         assert workgroup == 1 and set(scopes) <= {2, 3}
     else:
         assert workgroup > 1
-    shared = Emitter(program(lines), BLOCK, 1024, None, True, False)    # subgroups are not warps
+    shared = Emitter(program(lines), BLOCK, 1024, None, Target(warp_subgroups=False))    # subgroups are not warps
     assert not shared.warp.per_warp and _control_barrier_scopes(shared.build().spirv).count(2) > 1
 
 
@@ -166,7 +166,7 @@ def test_free_mode_lanes_meet_where_the_listing_rejoins_them_and_give_the_same_w
     prep = prepare(case)
     if prep.program.turns:
         pytest.skip(f"{case_id} runs in turns")
-    shader = translate_case(prep, "free", warp_subgroups=True, use_cache=False)[0]
+    shader = translate_case(prep, "free", Target(warp_subgroups=True), use_cache=False)[0]
     rejoins = any(i.waits for i in prep.program.insts)
     assert ("GroupNonUniformUMin" in opcodes(shader.spirv)) == rejoins
     assert "ControlBarrier" not in opcodes(shader.spirv)

@@ -12,6 +12,7 @@ from warpboard.harness.run.dispatch import prepare, tight_loops_allowed, transla
 from warpboard.harness.run.results import Status
 from warpboard.studies.bench import bench_cases
 from warpboard.translator.spirv.builder import OP
+from warpboard.translator import Target
 
 from support.paths import library_case
 
@@ -40,10 +41,10 @@ def test_a_block_that_branches_to_itself_gets_a_loop_of_its_own():
     quiet blocks in a loop of their own instead (emit/free.py)."""
     prep = _bench("bench_plain_loop")
     plain = translate_case(prep, "turns", use_cache=False)[0].spirv
-    tight = translate_case(prep, "turns", use_cache=False, tight_loops=True)[0].spirv
+    tight = translate_case(prep, "turns", Target(tight_loops=True), use_cache=False)[0].spirv
     assert _loops(tight) == _loops(plain) + 2
     plain = translate_case(prep, "free", use_cache=False)[0].spirv
-    tight = translate_case(prep, "free", use_cache=False, tight_loops=True)[0].spirv
+    tight = translate_case(prep, "free", Target(tight_loops=True), use_cache=False)[0].spirv
     assert (_loops(plain), _loops(tight)) == (2, 1 + 2)
 
 

@@ -19,6 +19,7 @@ from warpboard.translator.ir.lane_values import (
 from warpboard.translator.ir.order import _lanes_meet
 from warpboard.translator.ir.program import load_program
 from warpboard.translator.spirv import builder as spirv
+from warpboard.translator import Target
 
 TID = "S2R R0, SR_TID.X ;"
 OUT, IN = "c[0x0][0x160]", "c[0x0][0x168]"
@@ -236,7 +237,7 @@ def test_the_emitter_puts_a_barrier_at_each_point():
     workgroup = _barriers(translate(_program(*lines), (64, 1, 1), mode="turns").spirv)
     baseline = _barriers(translate(_program(*cleared), (64, 1, 1), mode="turns").spirv)
     assert len(workgroup) == len(baseline) + 1
-    subgroup = _barriers(translate(_program(*lines), (64, 1, 1), warp_subgroups=True).spirv)
+    subgroup = _barriers(translate(_program(*lines), (64, 1, 1), target=Target(warp_subgroups=True)).spirv)
     assert (3, 0x8 | 0x40 | 0x100) in subgroup           # Subgroup; AcquireRelease, Uniform and Workgroup memory
 
 

@@ -7,7 +7,7 @@ import pytest
 from warpboard.harness.run import dispatch
 from warpboard.harness.run.engine import Options, run_case, shader_limit
 from warpboard.harness.run.results import Status
-from warpboard.translator import workgroup_bytes
+from warpboard.translator import Target, workgroup_bytes
 
 from support.paths import library_case
 
@@ -26,11 +26,11 @@ def _valid(spirv: bytes, tmp_path) -> None:
 @pytest.mark.parametrize("warp_subgroups", [False, True])
 def test_a_block_of_1024_threads_fits_the_limit_with_its_bookkeeping_in_the_heap(warp_subgroups, tmp_path):
     prep = dispatch.prepare(library_case("repro/rp_4_12"))        # 1024 threads, 7 convergence barriers, BAR
-    whole = dispatch.translate_case(prep, None, warp_subgroups=warp_subgroups, use_cache=False)[0]
+    whole = dispatch.translate_case(prep, None, Target(warp_subgroups=warp_subgroups), use_cache=False)[0]
     assert whole.scratch_words == 0 and workgroup_bytes(whole.spirv) > 49152
     for limit in (32768, 49152):        # lavapipe's and NVIDIA's maxComputeSharedMemorySize
-        spilled = dispatch.translate_case(prep, None, warp_subgroups=warp_subgroups, use_cache=False,
-                                          workgroup_limit=limit)[0]
+        spilled = dispatch.translate_case(prep, None, Target(warp_subgroups=warp_subgroups, workgroup_limit=limit),
+                                          use_cache=False)[0]
         assert workgroup_bytes(spilled.spirv) <= limit
         assert spilled.scratch_words >= 1024 * 7        # one word per thread and convergence barrier at least
         _valid(spilled.spirv, tmp_path)
@@ -55,7 +55,7 @@ def test_bookkeeping_in_the_heap_gives_the_recorded_words(case_id, vulkan_device
     shared = case.shared_bytes if prep.program.uses_shared else 0
     limit = shared + 256        # the kernel's shared memory fits, the bookkeeping does not
     limited = _Limited(vulkan_device, limit)
-    shader = dispatch.translate_case(prep, None, use_cache=False, workgroup_limit=limit)[0]
+    shader = dispatch.translate_case(prep, None, Target(workgroup_limit=limit), use_cache=False)[0]
     assert shader.scratch_words > 0, "the bookkeeping should not fit"
     result = run_case(case, "vulkan", limited, Options())
     assert result.status is Status.PASS, result.message

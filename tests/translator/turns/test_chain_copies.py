@@ -3,6 +3,7 @@ instructions than the shader's budget (translator/emit/turns/loop.py: TurnLoop._
 from warpboard.translator.emit.emitter import translate
 from warpboard.translator.emit.turns import loop
 from warpboard.translator.ir.program import load_program
+from warpboard.translator import Target
 
 from support.paths import ROOT
 
@@ -33,7 +34,7 @@ def _copies(monkeypatch, floor):
         return ok
     monkeypatch.setattr(loop.TurnLoop, "_copy", spy)
     program = load_program(LISTING, "bench_vote_loop", "x")
-    shader = translate(program, (256, 1, 1), mode="turns", warp_subgroups=True)
+    shader = translate(program, (256, 1, 1), mode="turns", target=Target(warp_subgroups=True))
     return sum(copied), len(shader.spirv)
 
 

@@ -31,7 +31,7 @@ def test_every_thread_gets_the_recorded_words(case_id, backend, request):
 
 def test_without_the_yield_rule_the_spinner_starves_its_producer(monkeypatch):
     case = library_case("spin/spinner_first_no_yield")
-    monkeypatch.setattr(schedule, "after_block", lambda t, block: None)
+    monkeypatch.setattr(schedule, "branched_back", lambda pc, block: False)
     result = run_case(case, "interp", None, Options(budget=500))
     assert result.status is Status.LIVELOCK
     assert "0x0030" in result.message and "threads 3" in result.message

@@ -7,6 +7,7 @@ from warpboard.harness.run import devices
 from support.paths import library_case
 from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case, warps_are_subgroups
 from warpboard.harness.run.worker import Worker
+from warpboard.translator import Target
 
 FULL = ("basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative", "quad")
 
@@ -134,6 +135,6 @@ def test_a_shader_for_warps_on_subgroups_that_are_not_says_so(lavapipe):
     ends with NOT_WARPS naming it: no wrong words."""
     prep = prepare(library_case("truth/loop_ballot"))
     assert prep.launch.threads_per_block > lavapipe.info.subgroup_size
-    shader, _ = translate_case(prep, None, use_cache=False, warp_subgroups=True)
+    shader, _ = translate_case(prep, None, Target(warp_subgroups=True), use_cache=False)
     run = run_vulkan(lavapipe, prep, shader)
     assert run.outcome.value == "subgroups-not-warps" and "subgroups that are warps" in run.detail, run.detail

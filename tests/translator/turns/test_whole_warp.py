@@ -6,6 +6,7 @@ import pytest
 from warpboard.translator.emit.emitter import translate
 from warpboard.translator.emit.turns import whole
 from warpboard.translator.ir.program import load_program
+from warpboard.translator import Target
 
 from support.paths import ROOT
 
@@ -23,7 +24,7 @@ def _whole_cases(monkeypatch, kernel, tight_loops, floor=whole.WHOLE_FLOOR):
         return real(self, block)
     monkeypatch.setattr(whole.WholeWarp, "_whole_case", spy)
     program = load_program(LISTING, kernel, "x")
-    translate(program, (256, 1, 1), mode="turns", warp_subgroups=True, tight_loops=tight_loops)
+    translate(program, (256, 1, 1), mode="turns", target=Target(warp_subgroups=True, tight_loops=tight_loops))
     return program, cases
 
 

@@ -7,8 +7,10 @@ threads at its pc, as the scalar one does. A *free run* (each thread alone throu
 blocks) runs the threads together instead, block by block, the lowest pc first; where that
 could differ from the threads one after another (a failure, printf, threads sharing a word of
 global memory out of thread order: :mod:`.journal`) the run is undone and done again by the
-scalar interpreter, on the same state. Waiting instructions (BSYNC, WARPSYNC, BAR) run as
-before, thread by thread (:func:`translator.interp.waits.sync_step`).
+scalar interpreter, on the same state. The turn rule reads the block's arrays (pc, flags), and
+waiting instructions (BSYNC, WARPSYNC, BAR) ask all their lanes at once; what they decide is
+:func:`translator.interp.waits.sync_step`'s, through this class's hooks (``warp_facts``,
+``barrier_masks``, ``settle``, ``leave_region``).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import numpy as np
 from .. import waits
 from ..machine import Cta, Interpreter
 from ...errors import BadPc
-from ...ir.turnkey import PC_MASK, WAIT_BIT, YIELD_BIT
+from ...ir.turnkey import PC_MASK
 from ...isa import regs, sregs
 from .ctx import LaneCtx, Redo
 from .journal import AccessLog
@@ -89,9 +91,8 @@ class VectorInterpreter(Interpreter):
         if not len(live):
             return None
         pcs = f.pc[live]
-        keys = pcs | np.where(f.waiting[live], WAIT_BIT, 0) | np.where(f.yielded[live], YIELD_BIT, 0)
-        chosen = int(keys.min())
-        if chosen & YIELD_BIT:              # the round is over (waits.pick)
+        chosen = int(waits.bid(pcs, f.waiting[live].astype(np.int64), f.yielded[live].astype(np.int64)).min())
+        if waits.round_over(chosen):
             f.yielded[lo:hi] = False
         pc = chosen & PC_MASK
         tids = live[pcs == pc]
@@ -130,7 +131,7 @@ class VectorInterpreter(Interpreter):
         f.pc[tids] = moved
         f.waiting[tids] = False
         if not free:                        # waits.after_block: a thread that branched back yields
-            f.yielded[tids] |= ~gone & (moved <= block.pc)
+            f.yielded[tids] |= ~gone & waits.branched_back(moved, block)
 
     def warp_facts(self, cta, pc: int):
         f = cta.file
