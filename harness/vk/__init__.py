@@ -11,8 +11,9 @@ struct, array and string passed to a call is held in a named local until the cal
 returns; inline temporaries led to flaky ``VK_ERROR_UNKNOWN`` from pipeline creation.
 
 Modules: ``_base`` (binding, errors, helpers), ``info`` (physical devices), ``spirv_check``
-(checks before the driver), ``device`` (the logical device and its dispatches), ``probe``
-(what its subgroups really are), ``statistics`` (what the driver says of compiled code).
+(checks before the driver), ``device`` (the logical device and its dispatches), ``pipeline``
+(its compute pipelines and their on-disk cache), ``probe`` (what its subgroups really are),
+``statistics`` (what the driver says of compiled code).
 """
 from __future__ import annotations
 

@@ -4,11 +4,8 @@ from __future__ import annotations
 import hashlib
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
-from ..files import write_atomic
 from ._base import (
     _SPIRV_MAX_BY_API,
     _WANTED_FEATURES,
@@ -22,18 +19,9 @@ from ._base import (
     _v,
 )
 from .info import MAXIMAL_RECONVERGENCE, describe, device_extensions, feature_structs, maximal_reconvergence_struct
+from .pipeline import _Pipeline, _build_pipeline, _destroy_pipeline, _open_pipeline_cache, _save_pipeline_cache
 from .spirv_check import check_spirv, validate_spirv
 from .statistics import EXECUTABLE_PROPERTIES, read_statistics
-
-@dataclass
-class _Pipeline:
-    """A compiled compute pipeline and the objects it was built from (cached per Device)."""
-    module: object
-    set_layout: object
-    layout: object
-    pipeline: object
-    dispatched: bool = False    # a dispatch of it has finished (a driver may compile at the first)
-    statistics: dict | None = None   # what the driver says of its code (Device(statistics=True))
 
 
 class Device:
@@ -84,7 +72,8 @@ class Device:
         pool_info = _v.VkCommandPoolCreateInfo(queueFamilyIndex=self._family)
         self._pool = _call("vkCreateCommandPool", self._device, pool_info, None)
         self._memory_type = self._host_memory_type()
-        self._open_pipeline_cache()
+        if self._cache_dir is not None:
+            self._cache, self._cache_path = _open_pipeline_cache(self._device, self._pd, self._cache_dir)
         self._open_timestamps()
 
     def _open_timestamps(self) -> None:
@@ -98,41 +87,6 @@ class Device:
         self._tick_mask = (1 << family.timestampValidBits) - 1
         info = _v.VkQueryPoolCreateInfo(queryType=_v.VK_QUERY_TYPE_TIMESTAMP, queryCount=2)
         self._queries = _call("vkCreateQueryPool", self._device, info, None)
-
-    def _open_pipeline_cache(self) -> None:
-        """A VkPipelineCache seeded from disk, keyed by the driver's pipelineCacheUUID."""
-        if self._cache_dir is None:
-            return
-        props = _v.vkGetPhysicalDeviceProperties(self._pd)
-        uuid = bytes(props.pipelineCacheUUID).hex()
-        self._cache_path = Path(self._cache_dir) / f"{props.vendorID:04x}-{props.deviceID:04x}-{uuid}.bin"
-        try:
-            data = self._cache_path.read_bytes() if self._cache_path.is_file() else b""
-        except OSError:                  # an unreadable cache is no cache
-            data = b""
-        try:
-            self._cache = self._create_pipeline_cache(data)
-        except VulkanError:              # data the driver refuses: start empty
-            self._cache = self._create_pipeline_cache(b"")
-
-    def _create_pipeline_cache(self, data: bytes):
-        initial = _ffi.from_buffer(data) if data else None   # kept alive until the call returns
-        info = _v.VkPipelineCacheCreateInfo(initialDataSize=len(data), pInitialData=initial)
-        return _call("vkCreatePipelineCache", self._device, info, None)
-
-    def _save_pipeline_cache(self) -> None:
-        """Write the cache's data back (atomically); a failure only loses the cache."""
-        lib = _v._vulkan.lib
-        size = _ffi.new("size_t *")
-        if lib.vkGetPipelineCacheData(self._device, self._cache, size, _ffi.NULL) != 0 or not size[0]:
-            return
-        buf = _ffi.new("char[]", size[0])
-        if lib.vkGetPipelineCacheData(self._device, self._cache, size, buf) != 0:
-            return
-        try:
-            write_atomic(self._cache_path, _ffi.buffer(buf, size[0])[:])
-        except OSError:                  # read-only or full: the cache is lost, nothing else
-            pass
 
     def _compute_family(self) -> int:
         families = _v.vkGetPhysicalDeviceQueueFamilyProperties(self._pd)
@@ -211,12 +165,12 @@ class Device:
             return
         if self._device is not None:
             for p in self._pipelines.values():
-                self._destroy_pipeline(p)
+                _destroy_pipeline(self._device, p)
             self._pipelines.clear()
             if self._cache is not None:
                 try:
                     if not self._unusable:      # a lost device's cache is not worth keeping
-                        self._save_pipeline_cache()
+                        _save_pipeline_cache(self._device, self._cache, self._cache_path)
                 except OSError:
                     pass
                 _v.vkDestroyPipelineCache(self._device, self._cache, None)
@@ -229,15 +183,6 @@ class Device:
             _v.vkDestroyDevice(self._device, None)
             self._device = self._pool = None
         self._instance.close()
-
-    def _destroy_pipeline(self, p: _Pipeline) -> None:
-        dev = self._device
-        for fn, handle in (("vkDestroyPipeline", p.pipeline),
-                           ("vkDestroyPipelineLayout", p.layout),
-                           ("vkDestroyDescriptorSetLayout", p.set_layout),
-                           ("vkDestroyShaderModule", p.module)):
-            if handle is not None:
-                getattr(_v, fn)(dev, handle, None)
 
     # ------------------------------------------------------------------ pipelines
 
@@ -274,9 +219,10 @@ class Device:
         start = time.perf_counter()
         p = _Pipeline(None, None, None, None)
         try:
-            self._build_pipeline(p, spirv, n_buffers, entry, subgroups)
+            _build_pipeline(self._device, self._cache, p, spirv, n_buffers, entry, subgroups,
+                            statistics=self._statistics)
         except VulkanError as exc:
-            self._destroy_pipeline(p)
+            _destroy_pipeline(self._device, p)
             raise type(exc)(f"{exc} (module sha256 {key[0][:12]}, entry {entry!r}, "
                             f"{n_buffers} buffers)", function=exc.function,
                             result=exc.result) from exc
@@ -286,39 +232,6 @@ class Device:
         self.last_statistics = p.statistics
         self._pipelines[key] = p
         return p
-
-    def _build_pipeline(self, p: _Pipeline, spirv: bytes, n: int, entry: str, subgroups=None) -> None:
-        dev = self._device
-        code = bytes(spirv)  # pCode points into this object: keep it alive
-        module_info = _v.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code)
-        p.module = _call("vkCreateShaderModule", dev, module_info, None)
-        bindings = [_v.VkDescriptorSetLayoutBinding(
-            binding=i, descriptorType=_v.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1,
-            stageFlags=_v.VK_SHADER_STAGE_COMPUTE_BIT) for i in range(n)]
-        set_info = _v.VkDescriptorSetLayoutCreateInfo(
-            bindingCount=n, pBindings=bindings if n else None)
-        p.set_layout = _call("vkCreateDescriptorSetLayout", dev, set_info, None)
-        set_layouts = [p.set_layout]
-        layout_info = _v.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=set_layouts)
-        p.layout = _call("vkCreatePipelineLayout", dev, layout_info, None)
-        name = _ffi.new("char[]", entry.encode())
-        flags, size_info = 0, None
-        if subgroups is not None:
-            full, size = subgroups
-            flags = _v.VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT if full else 0
-            if size is not None:
-                size_info = _v.VkPipelineShaderStageRequiredSubgroupSizeCreateInfo(requiredSubgroupSize=size)
-            else:
-                flags |= _v.VK_PIPELINE_SHADER_STAGE_CREATE_ALLOW_VARYING_SUBGROUP_SIZE_BIT_EXT
-        stage = _v.VkPipelineShaderStageCreateInfo(
-            pNext=_ffi.addressof(size_info) if size_info is not None else _ffi.NULL, flags=flags,
-            stage=_v.VK_SHADER_STAGE_COMPUTE_BIT, module=p.module, pName=name)
-        capture = _v.VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR if self._statistics else 0
-        create_info = _v.VkComputePipelineCreateInfo(flags=capture, stage=stage, layout=p.layout,
-                                                     basePipelineIndex=-1)
-        create_infos = [create_info]
-        pipelines = _call("vkCreateComputePipelines", dev, self._cache, 1, create_infos, None)
-        p.pipeline = pipelines[0]
 
     # ------------------------------------------------------------------ running
 

@@ -1,9 +1,9 @@
-"""Which bank-4 words a captured kernel reads (authoring/capture/cases.py: ``bank4_reads``), in
+"""Which bank-4 words a captured kernel reads (authoring/capture/cubins.py: ``bank4_reads``), in
 every spelling nvdisasm gives a constant operand: ``c[0x4][0x10]``, read as halves with a space
 and a select (``c[0x4] [0x18].H1_H1``), an offset of 0x8000 or more printed negative."""
 from __future__ import annotations
 
-from warpboard.authoring.capture.cases import bank4_reads
+from warpboard.authoring.capture.cubins import bank4_reads
 
 
 def test_every_spelling_of_a_bank4_read_counts():
