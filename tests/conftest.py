@@ -32,7 +32,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from warpboard.harness.case.model import BufferSpec, Case, Param, load_case
+from warpboard.harness.case.model import BufferSpec, Case, Param, load_case, scan_cases
 from warpboard.harness.case.toml_text import toml_table, toml_value
 from warpboard.harness.run import devices
 from warpboard.harness.run.dispatch import (
@@ -128,6 +128,13 @@ class CaseBuilder:
         """Write a case from ``parts`` (as ``write``) and load it."""
         self.write(case_id, **parts)
         return self.load(case_id)
+
+
+def pytest_sessionstart(session):
+    """Every library case's words checked against its listing in one nvdisasm run, so that
+    the tests loading cases one at a time find the verdicts in the warpboard cache."""
+    if not hasattr(session.config, "workerinput"):       # the controller (or a run without xdist)
+        scan_cases(ROOT / "cases")
 
 
 @pytest.hookimpl(trylast=True)

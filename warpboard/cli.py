@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from tabulate import tabulate
 
-from warpboard.authoring import corpus, newcase, truth
+from warpboard.authoring import corpus, newcase, truth, words
 from warpboard.authoring.capture import cli as capture_cli
 from warpboard.harness.case.model import (
     MAX_BLOCK_DIMS,
@@ -135,6 +135,8 @@ COMMANDS = (
             bench.DESCRIPTION),
     Command("new-case", "write a case file from a CUDA source", newcase.add_arguments, newcase.run,
             newcase.DESCRIPTION),
+    Command("words", "give cases their kernels' SM86 instruction words", words.add_arguments, words.run,
+            words.DESCRIPTION),
     Command("record-truth", "record expected values on an NVIDIA GPU", truth.add_arguments, truth.run,
             truth.DESCRIPTION),
     Command("fuzz", "random divergent kernels: build, run, per-device agreement", fuzz_cli.add_arguments,

@@ -38,6 +38,7 @@ from .fields import (
     toml_type_name,
 )
 from .listing import has_kernel, kernel_name, kernel_section, listing_kernels, load_listing
+from .words import check_many, check_words, load_words, words_cache
 
 DEFAULT_SHARED_BYTES = 16384
 MAX_SHARED_BYTES = 101376        # 99 KiB: the most shared memory one sm_86 block can have
@@ -54,7 +55,7 @@ PROVENANCE_KINDS = ("chip", "derived", "pending")
 
 TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
             "step_budget", "provenance", "launch", "buffers", "params", "constants",
-            "strings", "printf", "cubin")
+            "strings", "printf", "cubin", "words")
 PROVENANCE_KEYS = ("expected", "recorded_on", "listing", "derivation")
 LAUNCH_KEYS = ("grid", "block", "shared_bytes")
 BUFFER_KEYS = ("name", "words", "init", "expected", "compare")
@@ -124,6 +125,7 @@ class Case:
     constants: tuple[tuple[int, int, tuple[int, ...]], ...] = ()   # (bank, byte offset, words)
     strings: tuple[tuple[int, str], ...] = ()        # global data: (byte offset, text), by offset
     printf_expected: tuple[str, ...] | None = None   # the lines the launch prints, in any order
+    words: bytes | None = field(default=None, repr=False)   # the kernel's SM86 instruction words (words.py)
 
     @property
     def global_data(self) -> bytes:
@@ -165,9 +167,10 @@ class Case:
 
 # ---------------------------------------------------------------- loading
 
-def load_case(path: str | Path, root: str | Path | None = None) -> Case:
+def load_case(path: str | Path, root: str | Path | None = None, check: bool = True) -> Case:
     """Load and validate one case file. ``root`` is the cases directory the id is taken
-    relative to; by default the nearest ancestor called ``cases`` (else the file stem)."""
+    relative to; by default the nearest ancestor called ``cases`` (else the file stem).
+    ``check``: its words against its listing (:func:`words_problems`)."""
     path = Path(path)
     text = read_text(path)
     data = parse_toml(path, text)
@@ -190,12 +193,16 @@ def load_case(path: str | Path, root: str | Path | None = None) -> Case:
     constants += _cubin_constants(top, file_beside(top, path, "cubin", confine), kernel or (listing_kernels(listing_text) or [""])[0],
                                   {bank for bank, _, _ in constants})
     strings, printf_expected = _printf(loc, top, len(buffers))
+    words = load_words(top, path, confine)
+    if check and words is not None and (differs := check_words(words, kernel_section(listing_text, kernel), kernel,
+                                                                 words_cache())):
+        raise top.err("words", differs)
     return Case(id=_case_id(path, root), path=path, name=name, summary=summary, tags=tags,
                 kernel=kernel, listing_text=listing_text, listing_path=listing_path,
                 listing_line=listing_line, source=source, grid=grid, block=block,
                 shared_bytes=shared, step_budget=step_budget, buffers=buffers,
                 params=params, provenance=provenance, constants=constants, strings=strings,
-                printf_expected=printf_expected)
+                printf_expected=printf_expected, words=words)
 
 
 def discover_cases(root: str | Path = "cases", patterns: Iterable[str] | None = None) -> list[Case]:
@@ -223,12 +230,23 @@ def scan_cases(root: str | Path = "cases",
     cases, broken = [], []
     for case_id, p in found:
         try:
-            cases.append(load_case(p, root))
+            cases.append(load_case(p, root, check=False))
         except CaseError as e:
             broken.append(BrokenCase(case_id, p, str(e)))
         except Exception as e:  # noqa: BLE001 - a loader bug costs this row only
             broken.append(BrokenCase(case_id, p, f"{p}: {type(e).__name__}: {e}"))
-    return cases, broken
+    problems = words_problems(cases)
+    broken += [BrokenCase(c.id, c.path, problems[c.id]) for c in cases if c.id in problems]
+    return [c for c in cases if c.id not in problems], sorted(broken, key=lambda b: b.id)
+
+
+def words_problems(cases: list[Case]) -> dict[str, str]:
+    """case id -> ``file:line: instruction ...: words say ..., listing says ...`` for each case
+    whose words nvdisasm does not print back as its listing's instructions (one nvdisasm run
+    for all those not already in the warpboard cache; none where nvdisasm is not there)."""
+    given = [c for c in cases if c.words is not None]
+    verdicts = check_many([(c.words, c.kernel_listing, c.kernel) for c in given], words_cache())
+    return {c.id: str(Locator(c.path, read_text(c.path)).error(v, "words")) for c, v in zip(given, verdicts) if v}
 
 
 def case_root(path: Path, root: str | Path | None) -> Path:
