@@ -24,17 +24,18 @@ def translate_listing(request: dict, strategy: str) -> dict:
     real = request["device"].get("real_subgroup")
     if strategy == "subgroup-native" and program.collectives and (not real or real % 32):
         return {"unsupported": f"subgroups of {real} lanes cannot hold a warp of 32"}
-    shader = translate(program, block, launch["shared_bytes"], target=Target(features=features), strategy=strategy)
+    target = Target(features=features, workgroup_limit=request["device"].get("max_shared_memory"))
+    shader = translate(program, block, launch["shared_bytes"], target=target, strategy=strategy)
     bindings = request["abi"]["bindings"]     # this translator keeps the board's own layout
     return {"spirv": base64.b64encode(shader.spirv).decode(), "entry": shader.entry,
             "bindings": {name: bindings[name] for name in shader.bindings if name in bindings},
-            "mode": f"{strategy}/{shader.mode}"}
+            "mode": f"{strategy}/{shader.mode}", "scratch_words": shader.scratch_words}
 
 
 def main(argv: list[str]) -> int:
     strategy = argv[0] if argv else "subgroup-native"
     request = json.load(sys.stdin)
-    if request.get("protocol") != 1:
+    if request.get("compatible", request.get("protocol")) != 1:
         print(f"protocol {request.get('protocol')!r}: this translator speaks 1", file=sys.stderr)
         return 2
     try:
