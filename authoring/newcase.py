@@ -32,7 +32,7 @@ from pathlib import Path
 from warpboard.harness.case import cubin
 from warpboard.harness.case.model import PARAM_BITS, CaseError, listing_kernels, load_case
 from warpboard.harness.case.toml_text import toml_string, toml_words
-from . import toolchain
+from . import toolchain, words
 from .toolchain import ARCH, ToolFailed, ToolMissing
 
 
@@ -158,14 +158,15 @@ def parse_param(text: str, buffers: list[BufferArg]) -> tuple[str, str | int]:
 def case_text(*, name: str, summary: str, tags: list[str], kernel: str, listing: str,
               source: str, listing_cmd: str, grid: list[int], block: list[int],
               buffers: list[BufferArg], params: list[tuple[str, str | int]], constants=(),
-              strings=()) -> str:
-    """The TOML text of a pending case."""
+              strings=(), from_binary: bool = False) -> str:
+    """The TOML text of a pending case (``source``: its CUDA source, or with ``from_binary``
+    its cubin)."""
     lines = [f"name = {toml_string(name)}",
              f"summary = {toml_string(summary)}",
              "tags = [" + ", ".join(toml_string(t) for t in tags) + "]",
              f"kernel = {toml_string(kernel)}",
              f"listing = {toml_string(listing)}",
-             f"source = {toml_string(source)}",
+             f"{'cubin' if from_binary else 'source'} = {toml_string(source)}",
              "",
              "[provenance]",
              'expected = "pending"',
@@ -213,14 +214,18 @@ def _place_source(source: Path, out_dir: Path) -> str:
     return source.name
 
 
-def new_case(source: Path, kernel: str, out: Path, *, grid=(1,), block=(32,),
+def new_case(source: Path | None, kernel: str, out: Path, *, grid=(1,), block=(32,),
              buffers: list[BufferArg] | None = None, params=None, tags=(), summary=None,
-             force: bool = False, nvcc: str | None = None, nvdisasm: str | None = None):
-    """Write ``<stem>.sm_86.sass`` and the case ``out``; return the loaded Case."""
-    source = Path(source)
+             force: bool = False, nvcc: str | None = None, nvdisasm: str | None = None,
+             cubin: Path | None = None):
+    """Write ``<stem>.sm_86.sass``, the kernels' words and the case ``out``; return the loaded
+    Case. From a CUDA ``source`` compiled for sm_86, or from an sm_86 ``cubin`` (an author's
+    binary without its source: its listing from nvdisasm, its words and constant banks from it;
+    the cubin is kept beside the case as what the expected words are to be recorded from)."""
+    given = Path(cubin) if cubin is not None else Path(source)
     out = Path(out)
-    if not source.is_file():
-        raise NewCaseError(f"{source}: no such CUDA source")
+    if not given.is_file():
+        raise NewCaseError(f"{given}: no such {'cubin' if cubin is not None else 'CUDA source'}")
     if out.suffix != ".toml":
         raise NewCaseError(f"--out {out}: a case file ends in .toml")
     if out.exists() and not force:
@@ -230,30 +235,43 @@ def new_case(source: Path, kernel: str, out: Path, *, grid=(1,), block=(32,),
     for t in tags:
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", t):
             raise NewCaseError(f"--tags: {t!r} is not a tag (lowercase letters, digits and '-')")
-    text, version, image = compile_listing(source, ARCH, nvcc, nvdisasm)
+    if cubin is not None:
+        image = given.read_bytes()
+        try:
+            text, version = toolchain.disassemble(given, nvdisasm), ""
+        except toolchain.ToolFailed as e:
+            raise NewCaseError(f"{given}: nvdisasm cannot read it: {e}") from None
+    else:
+        text, version, image = compile_listing(given, ARCH, nvcc, nvdisasm)
     found = listing_kernels(text)
     if kernel not in found:
         hint = " (declare it extern \"C\" so that its name is not mangled)" \
             if any(kernel in k for k in found) else ""
-        raise NewCaseError(f"{source}: kernel {kernel!r} is not in the sm_86 listing "
+        raise NewCaseError(f"{given}: kernel {kernel!r} is not in the sm_86 listing "
                            f"(kernels: {', '.join(found) or 'none'}){hint}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    src_name = _place_source(source, out.parent)
-    listing = f"{source.stem}.{ARCH}.sass"
+    src_name = _place_source(given, out.parent)
+    listing = f"{given.stem}.{ARCH}.sass"
     listing_path = out.parent / listing
     if listing_path.exists() and not force and listing_path.read_text(encoding="utf-8") != text:
         raise NewCaseError(f"{listing_path} exists and differs from what nvcc gives now (a hand edit?): "
                            "use --force to overwrite it")
     listing_path.write_text(text, encoding="utf-8")
-    cubin = f"{source.stem}.cubin"
-    cmd = (f"nvcc{' ' + version if version else ''} -cubin -arch={ARCH} -o {cubin} {src_name}"
-           f" && nvdisasm -c {cubin} > {listing}")
+    if cubin is not None:
+        cmd = f"nvdisasm -c {src_name} > {listing}"
+    else:
+        built = f"{given.stem}.cubin"
+        cmd = (f"nvcc{' ' + version if version else ''} -cubin -arch={ARCH} -o {built} {src_name}"
+               f" && nvdisasm -c {built} > {listing}")
     out.write_text(case_text(
         name=out.stem, summary=summary or f"{kernel} from {src_name}.", tags=list(tags),
         kernel=kernel, listing=listing, source=src_name, listing_cmd=cmd,
         grid=list(grid), block=list(block), buffers=buffers, params=params,
-        constants=case_constants(image, kernel, source), strings=case_strings(image, source)),
-        encoding="utf-8")
+        constants=case_constants(image, kernel, given), strings=case_strings(image, given),
+        from_binary=cubin is not None), encoding="utf-8")
+    sections = words.text_sections(image)
+    rel, digest, where = words.store(out.parent, [(k, sections[k]) for k in found if k in sections])
+    words.attach(out, rel, digest, *where[kernel])
     try:
         return load_case(out)
     except CaseError as e:
@@ -273,7 +291,9 @@ DESCRIPTION = ("Compile a CUDA kernel for sm_86, disassemble it and write a case
 
 def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``warpboard new-case`` options to a parser (a fresh one or a subparser)."""
-    p.add_argument("source", help="the .cu file (kernels extern \"C\")")
+    p.add_argument("source", nargs="?", help="the .cu file (kernels extern \"C\")")
+    p.add_argument("--cubin", help="instead of a source: an sm_86 cubin (the listing from nvdisasm, the "
+                                   "words and constant banks from the cubin)")
     p.add_argument("--kernel", required=True, help="the kernel's name")
     p.add_argument("--out", required=True, help="the case file to write, cases/<cat>/<name>.toml")
     p.add_argument("--grid", default="1", help="X[,Y,Z] (default 1)")
@@ -306,12 +326,20 @@ def run(args: argparse.Namespace) -> int:
             raise NewCaseError("--buffer: two buffers with the same name")
         params = [parse_param(q, buffers) for q in args.param]
         tags = [t.strip() for t in args.tags.split(",") if t.strip()]
-        case = new_case(Path(args.source), args.kernel, Path(args.out), grid=grid, block=block,
+        if (args.source is None) == (args.cubin is None):
+            raise NewCaseError("give a CUDA source or --cubin, one of the two")
+        case = new_case(args.source and Path(args.source), args.kernel, Path(args.out), grid=grid, block=block,
                         buffers=buffers, params=params, tags=tags, summary=args.summary,
-                        force=args.force)
+                        force=args.force, cubin=args.cubin and Path(args.cubin))
     except (ToolMissing, NewCaseError) as e:
         print(f"warpboard new-case: {e}", file=sys.stderr)
         return 2
+    if args.cubin:
+        print(f"wrote {args.out} ({case.id}: {len(case.kernel_listing.splitlines())} listing lines, "
+              f"{len(case.words) // 16} instructions of machine code, {case.total_threads} threads); its expected "
+              f"words are pending: record them by running {Path(args.cubin).name} on a GPU that runs sm_86 code, "
+              "and say so in [provenance] (record-truth needs a CUDA source)")
+        return 0
     print(f"wrote {args.out} ({case.id}: {len(case.kernel_listing.splitlines())} listing lines, "
           f"{case.total_threads} threads); its expected words are pending: "
           f"run `warpboard record-truth {case.id}` on a machine with an NVIDIA GPU, or, for words "

@@ -186,7 +186,7 @@ def load_case(path: str | Path, root: str | Path | None = None, check: bool = Tr
     grid, block, shared = _launch(loc, top.table_("launch"))
     buffers = _buffers(loc, top.tables("buffers"), path, confine)
     if provenance["expected"] == "pending":
-        _check_pending(loc, source, buffers)
+        _check_pending(loc, source or file_beside(top, path, "cubin", confine), buffers)
     params = tuple(_param(loc, t, i, buffers)
                    for i, t in enumerate(top.tables("params", required=False)))
     constants = tuple(_constants(loc, t, i) for i, t in enumerate(top.tables("constants", required=False)))
@@ -449,9 +449,9 @@ def _provenance(loc: Locator, data: dict) -> dict:
 
 def _check_pending(loc: Locator, source: Path | None, buffers: tuple[BufferSpec, ...]) -> None:
     """A pending case (written by ``warpboard new-case``, awaiting ``warpboard
-    record-truth``) has a CUDA source to record from and no expected words yet."""
+    record-truth``) has a CUDA source (or a cubin) to record from and no expected words yet."""
     if source is None:
-        raise loc.error('provenance.expected: "pending" needs a CUDA `source` to record '
+        raise loc.error('provenance.expected: "pending" needs a CUDA `source` (or a `cubin`) to record '
                         "the expected words from", "expected", "provenance")
     for i, b in enumerate(buffers):
         if b.expected is not None:

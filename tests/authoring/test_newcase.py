@@ -59,6 +59,26 @@ def test_new_case_end_to_end(tmp_path, capsys):
     assert [(p.kind, p.value) for p in case.params] == [("buffer", "out"), ("buffer", "in"), ("u32", 3)]
     assert case.tags == ("multi-block", "partial-warp") and case.summary == "Adds lane * k."
     assert "IADD3" in case.kernel_listing or "IMAD" in case.kernel_listing
+    assert case.words is not None and len(case.words) % 16 == 0 and len(case.words) >= 16 * 5
+
+
+@needs_tools
+def test_a_case_from_a_cubin_alone(tmp_path, capsys):
+    src = _source(tmp_path, "build")
+    cubin = tmp_path / "build" / "k.cubin"
+    toolchain.compile_cubin(src, cubin)
+    out = tmp_path / "cases" / "bin" / "addlane.toml"
+    rc = newcase.main(["--cubin", str(cubin), "--kernel", "addlane", "--out", str(out), "--block", "32",
+                       "--buffer", "out:32:0", "--buffer", "in:32:iota", "--param", "buffer:out",
+                       "--param", "buffer:in", "--param", "u32:2"])
+    assert rc == 0, capsys.readouterr().err
+    assert "instructions of machine code" in capsys.readouterr().out
+    case = load_case(out)
+    assert case.source is None and (out.parent / "k.cubin").is_file()
+    assert case.provenance["expected"] == "pending" and case.provenance["listing"] == "nvdisasm -c k.cubin > k.sm_86.sass"
+    assert case.words == {name[len(".text."):]: body for name, body in
+                          newcase.cubin.sections(cubin.read_bytes()) if name.startswith(".text.")}["addlane"]
+    assert newcase.main([str(src), "--cubin", str(cubin), "--kernel", "addlane", "--out", str(out)]) == 2
 
 
 @needs_tools
