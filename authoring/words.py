@@ -158,7 +158,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Carry out ``warpboard words``: one line per case left without words, then the counts;
     exit 1 when any case is left without them."""
-    assemble = None if args.no_assemble else _assembler()
+    assemble = None
     outcomes = give_words(discover_cases(args.root, args.cases or None), assemble, args.force)
     left = [o for o in outcomes if not o.how and o.reason != "has words"]
     for o in left:
@@ -166,15 +166,6 @@ def run(args: argparse.Namespace) -> int:
     counts = Counter(o.how or ("had words" if o.reason == "has words" else "left without") for o in outcomes)
     print(", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
     return 1 if left else 0
-
-
-def _assembler():
-    """The SM86 assembler (authoring/assembler) where it is there."""
-    try:
-        from .assembler.encode import assemble
-    except ImportError:
-        return None
-    return assemble
 
 
 __all__ = ["Outcome", "text_sections", "store", "attach", "from_nvcc", "give_words", "add_arguments", "run"]

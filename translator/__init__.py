@@ -26,12 +26,13 @@ from .ir.constants import ConstantRead, constant_reads
 from .ir.program import Program, decode, load_program
 from .sass.listing import ANONYMOUS, parse_listing
 from .sass.operands import clear_caches
+from .sass.printer import spell_instructions
 from . import spirv
 from .spirv import workgroup_bytes
 from .values import vprintf
 from .values.vprintf import PrintfOutput, PrintfRecord
 
 __all__ = ["abi", "vprintf", "spirv", "translate", "Target", "Shader", "STRATEGIES", "DEFAULT_STRATEGY", "Strategy", "register", "warp_subgroups_used", "Interpreter", "ScalarInterpreter", "Memory", "Program",
-           "decode", "load_program", "parse_listing", "ANONYMOUS", "clear_caches", "PrintfOutput",
+           "decode", "load_program", "parse_listing", "spell_instructions", "ANONYMOUS", "clear_caches", "PrintfOutput",
            "PrintfRecord", "ConstantRead", "constant_reads", "TranslatorError", "SassSyntaxError", "UnsupportedInstruction", "ProgramError",
            "Fault", "Livelock", "BadPc", "TRAP", "workgroup_bytes"]

@@ -40,6 +40,7 @@ from warpboard.harness.case import model
 from warpboard.harness.case.listing import kernel_section
 from warpboard.harness.case.toml_text import toml_string
 from .check import Replays, guard_reason
+from ..words import attach, store, text_sections
 from .cubins import CONSTANT3, Cubin, bank_tables, has_strings, load_cubins, variable_used
 from .log import MEMTYPE_DEVICE, CaptureError, Launch, read_run
 
@@ -335,6 +336,10 @@ def _write(ctx: Context, launch: Launch, cubin: Cubin, listing: str, data, buffe
         lines += ["", "[[constants]]", f"bank = {bank}", f"offset = 0x{offset:x}", f"words = [{', '.join(f'0x{w:x}' for w in words)}]"]
     path = folder / f"{stem}.toml"
     path.write_text("\n".join(lines) + "\n")
+    sections = text_sections(cubin.data)
+    if launch.kernel in sections:             # the kernels' machine code, as the cubin holds it
+        rel, digest, where = store(folder, sorted(sections.items()))
+        attach(path, rel, digest, *where[launch.kernel])
     return f"{program}/{stem}"
 
 

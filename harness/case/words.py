@@ -26,9 +26,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from warpboard.translator import SassSyntaxError, parse_listing
-from warpboard.translator.isa import ops
-from warpboard.translator.sass.printer import format_instruction
+from warpboard.translator import SassSyntaxError, parse_listing, spell_instructions
 
 from .fields import Checker, file_beside
 
@@ -94,7 +92,7 @@ def disassemble(words: bytes, nvdisasm: str) -> str:
 def spellings(listing_text: str, kernel: str | None) -> list[tuple[int, str]]:
     """(pc, instruction as nvdisasm spells it) for each instruction of ``kernel`` (None: the
     listing's first kernel), branch targets spelled as addresses."""
-    return _spell(_section(listing_text, kernel))
+    return spell_instructions(_section(listing_text, kernel))
 
 
 def _section(listing_text: str, kernel: str | None):
@@ -103,28 +101,6 @@ def _section(listing_text: str, kernel: str | None):
     if section.error:
         raise SassSyntaxError(str(section.error))
     return section
-
-
-def _spell(section, base: int = 0, end: int | None = None) -> list[tuple[int, str]]:
-    """The instructions of ``section`` from pc ``base`` up to ``end``, spelled, with pcs from
-    ``base``: in a raw disassembly of several kernels one after another, nvdisasm prints
-    pc-relative targets as addresses from the start of the file, so those come back relative
-    to ``base`` too."""
-    out = []
-    for inst in section.instructions:
-        if inst.pc < base or (end is not None and inst.pc >= end):
-            continue
-        relative = ops.spelling(inst.opcode.split(".", 1)[0]).target in ("pc", "offset") and ".ABS" not in inst.opcode
-        operands = []
-        for o in inst.operands:
-            if o.kind == "label" and o.name in section.labels:
-                at = section.labels[o.name]
-                o = dataclasses.replace(o, kind="imm", text=f"{at:#x}", value=at)
-            elif relative and o.kind == "imm" and base:
-                o = dataclasses.replace(o, text=f"{o.value - base:#x}", value=o.value - base)
-            operands.append(o)
-        out.append((inst.pc - base, format_instruction(dataclasses.replace(inst, operands=tuple(operands), annotations=()))))
-    return out
 
 
 def _compare(said: list[tuple[int, str]], meant: list[tuple[int, str]]) -> str | None:
@@ -141,7 +117,7 @@ def _compare(said: list[tuple[int, str]], meant: list[tuple[int, str]]) -> str |
 
 def first_difference(words: bytes, listing_text: str, kernel: str | None, nvdisasm: str) -> str | None:
     """Where the words and the listing first disagree, in words (None: they agree)."""
-    return _compare(_spell(_section(disassemble(words, nvdisasm), None)), spellings(listing_text, kernel))
+    return _compare(spell_instructions(_section(disassemble(words, nvdisasm), None)), spellings(listing_text, kernel))
 
 
 def check_many(items: list[tuple[bytes, str, str | None]], cache: Path | None = None) -> list[str | None]:
@@ -171,7 +147,7 @@ def check_many(items: list[tuple[bytes, str, str | None]], cache: Path | None = 
             raise ValueError(f"nvdisasm's listing of the words does not parse: {e}") from None
         for i, base in zip(todo, starts):
             words, text, kernel = items[i]
-            verdicts[i] = _compare(_spell(raw, base, base + len(words)), spellings(text, kernel))
+            verdicts[i] = _compare(spell_instructions(raw, base, base + len(words)), spellings(text, kernel))
             if kept[i] is not None:
                 _write(kept[i], verdicts[i] or "")
     return verdicts

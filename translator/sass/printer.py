@@ -19,6 +19,8 @@ is negative (``c[0x0][-0x6880]``: byte 0x9780).
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..isa import ops
 from .listing import BRANCH_TARGETS, Operand, RawInstruction, annotation_kind
 
@@ -135,4 +137,28 @@ def _annotation(raw: RawInstruction, annotation: str) -> str:
     return annotation
 
 
-__all__ = ["format_instruction", "format_operand", "half_constants", "hex_int"]
+def spell_instructions(section, base: int = 0, end: int | None = None) -> list[tuple[int, str]]:
+    """(pc, spelling) of the instructions of a parsed listing ``section`` from pc ``base`` up
+    to ``end``, in the one form a listing and nvdisasm's disassembly of raw words share:
+    labels as the addresses they stand for, and none of the annotations nvdisasm derives from
+    a cubin's tables (a BRX's targets). pcs count from ``base``: in a raw disassembly of
+    several kernels one after another nvdisasm prints pc-relative targets as addresses from
+    the start of the file, so those come back relative to ``base`` too."""
+    out = []
+    for inst in section.instructions:
+        if inst.pc < base or (end is not None and inst.pc >= end):
+            continue
+        relative = ops.spelling(inst.opcode.split(".", 1)[0]).target in ("pc", "offset") and ".ABS" not in inst.opcode
+        operands = []
+        for o in inst.operands:
+            if o.kind == "label" and o.name in section.labels:
+                at = section.labels[o.name]
+                o = dataclasses.replace(o, kind="imm", text=f"{at:#x}", value=at)
+            elif relative and o.kind == "imm" and base:
+                o = dataclasses.replace(o, text=f"{o.value - base:#x}", value=o.value - base)
+            operands.append(o)
+        out.append((inst.pc - base, format_instruction(dataclasses.replace(inst, operands=tuple(operands), annotations=()))))
+    return out
+
+
+__all__ = ["format_instruction", "format_operand", "half_constants", "hex_int", "spell_instructions"]
