@@ -240,6 +240,16 @@ def scan_cases(root: str | Path = "cases",
     return [c for c in cases if c.id not in problems], sorted(broken, key=lambda b: b.id)
 
 
+def load_cases(paths: Iterable[str | Path], root: str | Path | None = None) -> list[Case]:
+    """:func:`load_case` for each path, their words checked in one nvdisasm run; the first
+    error raised as a CaseError."""
+    cases = [load_case(p, root, check=False) for p in paths]
+    problems = words_problems(cases)
+    if problems:
+        raise CaseError("\n".join(problems.values()))
+    return cases
+
+
 def words_problems(cases: list[Case]) -> dict[str, str]:
     """case id -> ``file:line: instruction ...: words say ..., listing says ...`` for each case
     whose words nvdisasm does not print back as its listing's instructions (one nvdisasm run

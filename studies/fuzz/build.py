@@ -20,6 +20,7 @@ from warpboard.harness.case.model import kernel_section, listing_kernels
 from warpboard.harness.case.toml_text import toml_string, toml_words
 from warpboard.authoring.newcase import NewCaseError, case_constants, compile_listing, constants_toml
 from warpboard.authoring.toolchain import ARCH
+from warpboard.authoring.words import attach, store, text_sections
 from . import cpu_model
 from .generate import PRELUDE, Program
 
@@ -90,7 +91,7 @@ def build_batch(programs: list[Program], out_dir: Path, batch: str, jobs: int = 
     if nvcc_error:
         return [Built(p, "build-error", nvcc_error) for p in programs]
     kernels = set(listing_kernels(listing))
-    built = []
+    built, stored = [], None
     for p, r in zip(programs, results):
         if not r.accepted:
             built.append(Built(p, "rejected", r.error))
@@ -101,5 +102,8 @@ def build_batch(programs: list[Program], out_dir: Path, batch: str, jobs: int = 
             (out_dir / f"{p.name}.{ARCH}.sass").write_text(kernel_section(listing, p.name))
             constants = case_constants(image, p.name, cu)
             path.write_text(case_text(p, r.words, batch, version, constants))
+            if stored is None:                # the batch's machine code, one file for its kernels
+                stored = store(out_dir, sorted(text_sections(image).items()))
+            attach(path, stored[0], stored[1], *stored[2][p.name])
             built.append(Built(p, "case", "", path, r.words))
     return built

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from . import campaign
-from warpboard.harness.case.model import CaseError, load_case
+from warpboard.harness.case.model import CaseError, load_cases
 from warpboard.harness.case.toml_text import tomllib
 from warpboard.harness.run.engine import Options
 from warpboard.authoring import truth
@@ -117,14 +117,14 @@ def main(args: argparse.Namespace) -> int:
         print(f"warpboard fuzz: {e}", file=sys.stderr)
         return 2
     try:
-        cases = [load_case(b.case_path, plan.directory()) for b in built if b.status == "case"]
+        cases = load_cases([b.case_path for b in built if b.status == "case"], plan.directory())
     except CaseError as e:
         print(f"warpboard fuzz: a generated case does not load: {e}", file=sys.stderr)
         return 2
     chip = None
     if args.record:
         chip = record(cases, built, args)
-        cases = [load_case(c.path, plan.directory()) for c in cases]
+        cases = load_cases([c.path for c in cases], plan.directory())
     results = []
     if not args.build_only:
         done = [0]

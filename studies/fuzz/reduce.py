@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from warpboard.harness.case.fields import parse_toml
-from warpboard.harness.case.model import load_case
+from warpboard.harness.case.model import load_case, load_cases
 from warpboard.harness.case.toml_text import toml_string
 from warpboard.harness.run.engine import Options
 from warpboard.harness.run.results import CaseResult, Status
@@ -112,7 +112,7 @@ def device_judge(device: str, wanted: tuple[str, ...], options, jobs: int = 0) -
     whose :func:`signature` is ``wanted``."""
 
     def judge(built: list[Built], root: Path) -> list[bool]:
-        cases = [load_case(b.case_path, root) for b in built]
+        cases = load_cases([b.case_path for b in built], root)
         results = {r.case: r for r in campaign.run(cases, columns(device), options, jobs)}
         return [signature(results[c.id]) == wanted for c in cases]
     return judge
