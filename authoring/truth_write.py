@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from warpboard.harness.case.model import Case, CaseError, load_case
 from warpboard.harness.case.toml_text import toml_lines, toml_string, toml_words
 from warpboard.harness.case.toml_text import tomllib
+from . import toolchain, words
 from .truth_gpu import TruthError
 
 
@@ -247,6 +248,11 @@ def apply(case: Case, final: list[list[int]], recorded_on: str, all_buffers: boo
         except CaseError as e:
             case.path.write_text(text, encoding="utf-8")
             raise TruthError(f"the rewritten case does not load ({e}); left as it was") from None
+        if case.words is None and case.source is not None:    # a case from before cases carried words
+            try:
+                words.give_words([load_case(case.path)])
+            except (toolchain.ToolMissing, CaseError):
+                pass
     names = ", ".join(case.buffers[i].name for i in sorted(chosen))
     lines = "" if printf is None else f" and {len(printf)} printf line{'s' * (len(printf) != 1)}"
     if "derivation" not in case.provenance:
