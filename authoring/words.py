@@ -27,6 +27,7 @@ from typing import Callable, Iterable
 from warpboard.harness.case import cubin as case_cubin
 from warpboard.harness.case.model import Case, discover_cases, listing_kernels
 from warpboard.harness.case.words import find_nvdisasm, first_difference
+from warpboard.translator import TranslatorError
 
 from . import toolchain
 
@@ -129,7 +130,10 @@ def give_words(cases: Iterable[Case], assemble: Callable[[str, str | None], byte
             out.reason = why
             continue
         mine = dict(kernels).get(case.kernel or "", kernels[0][1])
-        differs = first_difference(mine, case.listing_text, case.kernel, nvdisasm)
+        try:
+            differs = first_difference(mine, case.listing_text, case.kernel, nvdisasm)
+        except (TranslatorError, ValueError, OSError) as e:
+            differs = f"{type(e).__name__}: {e}"
         if differs:
             out.reason = f"{how} words differ from the listing: {differs}"
             continue
