@@ -143,11 +143,16 @@ def check_many(items: list[tuple[bytes, str, str | None]], cache: Path | None = 
             blob += items[i][0]
         try:
             raw = _section(disassemble(blob, nvdisasm), None)
-        except SassSyntaxError as e:
-            raise ValueError(f"nvdisasm's listing of the words does not parse: {e}") from None
+        except (SassSyntaxError, ValueError, OSError, subprocess.SubprocessError):
+            raw = None                  # one of them is not SM86 code: each on its own, to say which
         for i, base in zip(todo, starts):
             words, text, kernel = items[i]
-            verdicts[i] = _compare(spell_instructions(raw, base, base + len(words)), spellings(text, kernel))
+            try:
+                said = spell_instructions(raw, base, base + len(words)) if raw is not None else \
+                    spell_instructions(_section(disassemble(words, nvdisasm), None))
+                verdicts[i] = _compare(said, spellings(text, kernel))
+            except (SassSyntaxError, ValueError, OSError, subprocess.SubprocessError) as e:
+                verdicts[i] = f"the words cannot be checked against the listing: {e}"
             if kept[i] is not None:
                 _write(kept[i], verdicts[i] or "")
     return verdicts
