@@ -320,7 +320,7 @@ def test_a_pending_case_runs_as_pending_never_as_pass(make_case):
 def test_pending_case_needs_a_source(make_case):
     msg = _error(make_case, PENDING.replace('source = "tiny.cu"\n', ""))
     assert msg == (f'{make_case.root}/tiny.toml:8: provenance.expected: "pending" needs a CUDA '
-                   "`source` to record the expected words from")
+                   "`source` (or a `cubin`) to record the expected words from")
 
 
 def test_pending_case_has_no_expected_words(make_case):
