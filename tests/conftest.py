@@ -111,13 +111,15 @@ class CaseBuilder:
 
     def copy(self, case_id: str, as_id: str | None = None, edit=None) -> Path:
         """Library case ``case_id`` as ``as_id`` (default the same id), its text passed
-        through ``edit``; its listing and CUDA source files are copied beside it."""
+        through ``edit``; its listing, CUDA source and data files are copied beside it."""
         case = load_case(LIBRARY / f"{case_id}.toml", LIBRARY)
         target = self.path(as_id or case_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         for file in (case.listing_path, case.source):
             if file is not None and file != case.path:
                 shutil.copy(file, target.parent / file.name)
+        if (case.path.parent / "data").is_dir():          # its words and data files
+            shutil.copytree(case.path.parent / "data", target.parent / "data", dirs_exist_ok=True)
         text = case.path.read_text(encoding="utf-8")
         return self.write_text(as_id or case_id, edit(text) if edit else text)
 

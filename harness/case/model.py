@@ -38,7 +38,7 @@ from .fields import (
     toml_type_name,
 )
 from .listing import has_kernel, kernel_name, kernel_section, listing_kernels, load_listing
-from .words import check_many, check_words, load_words, words_cache
+from .words import check_words, load_words, words_cache, words_problems
 
 DEFAULT_SHARED_BYTES = 16384
 MAX_SHARED_BYTES = 101376        # 99 KiB: the most shared memory one sm_86 block can have
@@ -248,15 +248,6 @@ def load_cases(paths: Iterable[str | Path], root: str | Path | None = None) -> l
     if problems:
         raise CaseError("\n".join(problems.values()))
     return cases
-
-
-def words_problems(cases: list[Case]) -> dict[str, str]:
-    """case id -> ``file:line: instruction ...: words say ..., listing says ...`` for each case
-    whose words nvdisasm does not print back as its listing's instructions (one nvdisasm run
-    for all those not already in the warpboard cache; none where nvdisasm is not there)."""
-    given = [c for c in cases if c.words is not None]
-    verdicts = check_many([(c.words, c.kernel_listing, c.kernel) for c in given], words_cache())
-    return {c.id: str(Locator(c.path, read_text(c.path)).error(v, "words")) for c, v in zip(given, verdicts) if v}
 
 
 def case_root(path: Path, root: str | Path | None) -> Path:

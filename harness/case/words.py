@@ -28,7 +28,7 @@ from pathlib import Path
 
 from warpboard.translator import SassSyntaxError, parse_listing, spell_instructions
 
-from .fields import Checker, file_beside
+from .fields import Checker, Locator, file_beside, read_text
 
 WORDS_KEYS = ("file", "sha256", "offset", "size")
 INSTRUCTION_BYTES = 16
@@ -164,11 +164,27 @@ def check_words(words: bytes, listing_text: str, kernel: str | None, cache: Path
 
 
 def _write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole (several processes may keep the same verdict at once)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as f:
-        f.write(text)
-    os.replace(f.name, path)
+    """Write ``text`` to ``path`` whole (several processes may keep the same verdict at once);
+    a cache that cannot be written is no cache."""
+    name = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as f:
+            name = f.name
+            f.write(text)
+        os.replace(name, path)
+    except OSError:
+        if name is not None:
+            Path(name).unlink(missing_ok=True)
+
+
+def words_problems(cases) -> dict[str, str]:
+    """case id -> ``file:line: instruction ...: words say ..., listing says ...`` for each case
+    whose words nvdisasm does not print back as its listing's instructions (one nvdisasm run
+    for all those not already in the warpboard cache; none where nvdisasm is not there)."""
+    given = [c for c in cases if c.words is not None]
+    verdicts = check_many([(c.words, c.kernel_listing, c.kernel) for c in given], words_cache())
+    return {c.id: str(Locator(c.path, read_text(c.path)).error(v, "words")) for c, v in zip(given, verdicts) if v}
 
 
 def words_cache() -> Path | None:
@@ -177,5 +193,5 @@ def words_cache() -> Path | None:
     return None if setting.lower() in ("off", "0", "") else Path(setting) / "words"
 
 
-__all__ = ["load_words", "check_words", "first_difference", "disassemble", "spellings", "find_nvdisasm",
+__all__ = ["load_words", "check_words", "check_many", "words_problems", "first_difference", "disassemble", "spellings", "find_nvdisasm",
            "words_cache", "INSTRUCTION_BYTES"]

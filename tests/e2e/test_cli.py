@@ -18,7 +18,7 @@ from support.paths import ROOT
 EVERY_STATUS = {"PASS", "FAIL", "XFAIL", "XPASS", "FLAKY", "LIVELOCK", "FAULT", "TIMEOUT", "DEVICE_LOST", "CRASH",
                 "UNSUPPORTED", "ERROR", "PENDING"}
 GREEN = {Status.PASS, Status.XFAIL, Status.UNSUPPORTED, Status.PENDING, Status.FLAKY}  # FLAKY: listed
-SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-case", "record-truth", "fuzz",
+SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-case", "words", "record-truth", "fuzz",
                "fuzz-merge", "reduce", "capture", "corpus", "mufu-rates"]
 
 

@@ -89,6 +89,7 @@ def test_run_a_copied_case_on_the_interpreter(installed, tmp_path):
     for path in (CASES / Path(CASE).parent).glob("*"):
         if path.is_file():
             shutil.copy2(path, case_dir / path.name)
+    shutil.copytree(CASES / Path(CASE).parent / "data", case_dir / "data")
     proc = _run(installed, "run", CASE, "--device", "none", "--strict", "-o", "r.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cells = json.loads((tmp_path / "r.json").read_text())["results"]
