@@ -16,7 +16,7 @@ from markupsafe import Markup, escape
 
 from warpboard.harness.run.results import Status
 
-from . import collect, printf_view, verdict
+from . import collect, printf_view, summary, verdict
 from .collect import MISSING, Comparison
 
 NOT_RUN_COLOUR, NOT_RUN_MEANING = "#eeeeee", "not run on this device"
@@ -60,20 +60,27 @@ pre.pf{margin:0;padding:0 .3em}
 details{margin:.6em 0;border-left:4px solid #ccc;padding-left:.6em}
 .filters label{margin-right:1.2em}.cmd code,code.cmd{background:#f6f6f6;padding:0 .3em}
 tr.hidden,th.hidden,td.hidden{display:none}
+table.overview td.tally{min-width:11em}.bar{height:6px;background:#e0e0e0;margin-bottom:2px}.bar div{height:6px;background:#2e7d32}
+td.has-wrong{background:#ffebee}table.families td{text-align:center}
 code,.mono{font-family:ui-monospace,monospace}
 """
 
 _SCRIPT = """
 function o(){var e=location.hash&&document.getElementById(location.hash.slice(1));if(e&&e.tagName==='DETAILS')e.open=true}
 function f(){var only=document.getElementById('only-failures').checked,dev=document.getElementById('device-filter').value,
-tag=document.getElementById('tag-filter').value;
+tag=document.getElementById('tag-filter').value,fam=document.getElementById('family-filter').value;
 document.querySelectorAll('table.matrix tr[data-tags]').forEach(function(r){
-var hide=(only&&r.dataset.fail!=='1')||(tag&&(' '+r.dataset.tags+' ').indexOf(' '+tag+' ')<0);r.classList.toggle('hidden',hide)});
+var hide=(only&&r.dataset.fail!=='1')||(tag&&(' '+r.dataset.tags+' ').indexOf(' '+tag+' ')<0)||(fam&&r.dataset.family!==fam);
+r.classList.toggle('hidden',hide)});
 document.querySelectorAll('table.matrix [data-device]').forEach(function(c){c.classList.toggle('hidden',!!dev&&c.dataset.device!==dev)})}
 addEventListener('hashchange',o);addEventListener('DOMContentLoaded',function(){o();
 var q=new URLSearchParams(location.search);document.getElementById('only-failures').checked=q.get('failures')==='1';
-document.getElementById('device-filter').value=q.get('device')||'';document.getElementById('tag-filter').value=q.get('tag')||'';f();
-['only-failures','device-filter','tag-filter'].forEach(function(i){document.getElementById(i).addEventListener('change',f)})});
+document.getElementById('device-filter').value=q.get('device')||'';document.getElementById('tag-filter').value=q.get('tag')||'';
+document.getElementById('family-filter').value=q.get('family')||'';f();
+['only-failures','device-filter','tag-filter','family-filter'].forEach(function(i){document.getElementById(i).addEventListener('change',f)});
+document.querySelectorAll('table.families a[data-family]').forEach(function(a){a.addEventListener('click',function(e){e.preventDefault();
+document.getElementById('family-filter').value=a.dataset.family;document.getElementById('device-filter').value=a.dataset.column;f();
+document.getElementById('scoreboard').scrollIntoView()})})});
 """
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("warpboard.reports", "templates"),
@@ -128,7 +135,7 @@ def _rows(results: dict[str, Any], anchors: dict, cmp: Comparison | None) -> lis
         cells = [_cell(case, dev, st, anchors.get((case, dev)), cmp, by_key.get((case, dev)))
                  for dev, st in zip(board.columns, statuses)]
         rows.append({"case": case, "summary": info.get("summary") or "", "cells": cells,
-                     "tags": " ".join(info.get("tags") or ()),
+                     "tags": " ".join(info.get("tags") or ()), "family": summary.family_of(case),
                      "fail": "1" if any(collect.is_failure(st) for st in statuses) else "0"})
     return rows
 
@@ -227,6 +234,26 @@ def _listed(results, cells, anchors) -> list[dict]:
              "first_line": ((r.get("message") or "").strip().splitlines() or [""])[0]} for r in cells]
 
 
+def _overview(results) -> dict:
+    translators, devices, tallies = summary.overview(results)
+    def cell(t):
+        if t is None or not t.total_seen:
+            return None
+        return {"share": round(100 * t.share()), "text": t.text(), "wrong": t.wrong}
+    return {"devices": devices, "rows": [{"translator": tr, "cells": [cell(tallies.get((tr, d))) for d in devices]}
+                                         for tr in translators]}
+
+
+def _families(results) -> dict:
+    names, columns, tallies = summary.families(results)
+    def cell(t, col):
+        if t is None or not t.ran:
+            return {"text": "", "wrong": 0, "column": col}
+        return {"text": f"{t.passed}/{t.ran}" + (f" ✗{t.wrong}" if t.wrong else ""), "wrong": t.wrong, "column": col}
+    return {"names": names, "columns": columns,
+            "rows": [{"family": f, "cells": [cell(tallies.get((f, c)), c) for c in columns]} for f in names]}
+
+
 # --------------------------------------------------------------------------- the page
 def html(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
     """The page (see the module's docstring)."""
@@ -241,8 +268,11 @@ def html(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str
         "lists": [("Regressions", cmp.regressions), ("Fixes", cmp.fixes)], "new_cases": cmp.new_cases}
     return _ENV.get_template("scoreboard.html").render(
         css=Markup(_CSS), script=Markup(_SCRIPT), meta=meta, summary=verdict.summary_line(results),
-        sections=[{"title": "Failed cells", "kind": "failed", "cells": _listed(results, verdict.failed(results), anchors)},
-                  {"title": "Flaky cells", "kind": "flaky", "cells": _listed(results, verdict.flaky(results), anchors)}],
+        sections=[{"title": "Failed cells", "kind": "failed", "cells": _listed(results, verdict.failed(results), anchors),
+                   "collapsed": ""},
+                  {"title": "Flaky cells", "kind": "flaky", "cells": _listed(results, verdict.flaky(results), anchors),
+                   "collapsed": "failed, then passed on retry"}],
+        overview=_overview(results), families=_families(results),
         stale=verdict.stale_lines(results, str), legend_headers=collect.LEGEND_HEADERS,
         legend_rows=collect.device_legend_rows(results), devices=collect.column_ids(results), tags=tags,
         groups=collect.column_groups(results),

@@ -17,7 +17,7 @@ from tabulate import tabulate
 
 from warpboard.harness.files import write_atomic
 
-from . import collect, printf_view, verdict
+from . import collect, printf_view, summary, verdict
 from .page import html
 from .collect import Comparison
 
@@ -57,12 +57,15 @@ def _comparison(results: dict[str, Any], baseline: dict[str, Any] | None) -> Com
 
 def terminal(results: dict[str, Any], baseline: dict[str, Any] | None = None,
              tablefmt: str = "simple") -> str:
-    """The scoreboard as a plain-text table: the run's counts first, one summary line per
-    device, (with a baseline) the regressions, fixes and new cases, and last the failed and
+    """The scoreboard as a plain-text table: the run's counts first, the translators x
+    devices overview, the cases x columns table, one summary line per device, (with a baseline) the regressions, fixes and new cases, and last the failed and
     flaky cells with their messages and the commands that reproduce them."""
     board = collect.scoreboard(results)
     rows = [[plain(case)] + [plain(s) for s in row] for case, row in zip(board.index, board.values)]
+    headers, overview = overview_rows(results, bars=False)
     out = [plain(verdict.summary_line(results)), "",
+           tabulate([[plain(c) for c in r] for r in overview], headers=[plain(h) for h in headers],
+                    tablefmt=tablefmt, disable_numparse=True), "",
            tabulate(rows, headers=["case"] + [plain(d) for d in board.columns], tablefmt=tablefmt), ""]
     width = max((len(d) for d in board.columns), default=0)
     for s in collect.summaries(results):
@@ -96,6 +99,49 @@ def _change_lines(cmp: Comparison, quote) -> list[str]:
 
 
 # --------------------------------------------------------------------------- markdown
+
+def bar(share: float, width: int = 10) -> str:
+    """A share as a bar of ``width`` marks (▰ passing, ▱ the rest)."""
+    full = round(share * width)
+    return "▰" * full + "▱" * (width - full)
+
+
+def _tally_text(tally: summary.Tally | None, bars: bool = True) -> str:
+    if tally is None or not tally.total_seen:
+        return "—"
+    return f"{bar(tally.share())} {tally.text()}" if bars else tally.text()
+
+
+def overview_rows(results: dict[str, Any], bars: bool = True) -> tuple[list[str], list[list[str]]]:
+    """(headers, rows) of the translators x devices overview, each cell (a bar and) its counts."""
+    translators, devices, tallies = summary.overview(results)
+    rows = [[t] + [_tally_text(tallies.get((t, d)), bars) for d in devices] for t in translators]
+    return ["translator"] + devices, rows
+
+
+def family_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """(headers, rows) of the families x columns table: passed/ran per cell, wrong marked."""
+    names, columns, tallies = summary.families(results)
+    def cell(t):
+        if t is None or not t.ran:
+            return "—"
+        return f"{t.passed}/{t.ran}" + (f" ✗{t.wrong}" if t.wrong else "")
+    return ["family"] + columns, [[f] + [cell(tallies.get((f, c))) for c in columns] for f in names]
+
+
+def _md_overview(results: dict[str, Any]) -> list[str]:
+    headers, rows = overview_rows(results)
+    out = ["### Translators × devices", "",
+           "Passed of the cells that ran; wrong cells turn CI red, expected ones are listed in "
+           "`ci/expectations.txt`; not run: unsupported there, or no cell.", ""]
+    out.append(tabulate([[md(c) for c in r] for r in rows], headers=[md(h) for h in headers], tablefmt="github",
+                        disable_numparse=True, stralign="left"))
+    headers, rows = family_rows(results)
+    out += ["", "<details open><summary>Per case family (passed/ran; ✗ wrong)</summary>", "",
+            tabulate([[md(c) for c in r] for r in rows], headers=[md(h) for h in headers], tablefmt="github",
+                     disable_numparse=True, stralign="left"), "", "</details>", ""]
+    return out
+
 
 def _md_status(status: str) -> str:
     """A markdown status cell: failures in bold, everything else plain."""
@@ -192,18 +238,23 @@ def _md_printf(results: dict[str, Any]) -> list[str]:
 
 
 def markdown(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str:
-    """A GitHub-flavoured markdown scoreboard, what needs a look first: the run's counts,
-    (with a baseline) Regressions / Fixes / New cases, the failed and flaky cells with the
-    commands that reproduce them, stale expectations; then, collapsed, the device legend and
+    """A GitHub-flavoured markdown scoreboard, the overview first: the run's counts, the
+    translators x devices table and the families x columns one; then (with a baseline)
+    Regressions / Fixes / New cases, the failed cells with the commands that reproduce them,
+    findings and stale expectations; then, collapsed, the flaky cells, the device legend and
     the cases x devices table with a pass-count row."""
     out = _md_header(results) + [f"**{md(verdict.summary_line(results))}**", ""]
+    out += _md_overview(results)
     cmp = _comparison(results, baseline)
     if cmp is not None:
         out += _md_changes(cmp)
     out += _md_cells(results, "Failed cells", verdict.failed(results))
-    out += _md_cells(results, "Flaky cells", verdict.flaky(results))
     out += _md_findings(results)
     out += _md_stale(results)
+    flaky = _md_cells(results, "Flaky cells", verdict.flaky(results))
+    if flaky:
+        out += [f"<details><summary>Flaky cells ({len(verdict.flaky(results))}): failed, then passed on "
+                "retry</summary>", ""] + flaky + ["</details>", ""]
     board = collect.scoreboard(results)
     out += [f"<details><summary>Scoreboard: {len(board.index)} cases x {len(board.columns)} columns"
             "</summary>", ""] + _md_legend(results) + _md_matrix(results) + ["</details>", ""]

@@ -82,7 +82,7 @@ def test_page_as_seen_in_chromium(tmp_path, results, baseline):
 
 
 def _hidden_rows_and_cells(dom: str) -> tuple[set[str], set[tuple[str, str]]]:
-    rows = set(re.findall(r'<tr data-tags="[^"]*" data-fail="[01]" class="hidden"><th[^>]*>([^<]+)</th>', dom))
+    rows = set(re.findall(r'<tr data-tags="[^"]*" data-fail="[01]"[^>]*class="hidden"><th[^>]*>([^<]+)</th>', dom))
     cells = set(re.findall(r'<td class="[^"]*\bhidden\b[^"]*"[^>]*data-case="([^"]+)" data-device="([^"]+)"', dom))
     return rows, cells
 
@@ -96,3 +96,15 @@ def test_the_filters_hide_rows_and_columns_from_the_address(tmp_path, results):
     assert rows == {"truth/a"}                           # truth/evil and truth/c have a FAIL
     _, cells = _hidden_rows_and_cells(_chromium(tmp_path, "--dump-dom", page.as_uri() + "?device=lavapipe-w8"))
     assert {d for _, d in cells} == {"lavapipe-w4"}
+    rows, _ = _hidden_rows_and_cells(_chromium(tmp_path, "--dump-dom", page.as_uri() + "?family=truth&failures=1"))
+    assert rows == {"truth/a"}                           # a family link's filter, with the others
+
+
+def test_the_overview_comes_before_any_list_of_cells(tmp_path, results):
+    page = tmp_path / "scoreboard.html"
+    page.write_text(render.html(results), encoding="utf-8")
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
+    at = {name: dom.index(marker) for name, marker in (("overview", 'id="overview"'), ("families", 'id="families"'),
+                                                        ("failed", "Failed cells"), ("matrix", 'id="scoreboard"'))}
+    assert at["overview"] < at["families"] < at["failed"] < at["matrix"], at
+    assert re.search(r'<table class="overview">.*?<th>turns</th>', dom, re.S)

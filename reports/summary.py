@@ -1,0 +1,113 @@
+"""The board at a glance: translators x devices, then case families x columns, as counts.
+
+A visitor comes to compare translators on drivers: which is right where, and by how much. The
+overview answers it on one screen, before any list of cells:
+
+- :func:`overview`: one row per translator (the interpreter as ``reference``), one column per
+  device, each cell a :class:`Tally` of the translator's cells on that device;
+- :func:`families`: one row per case family (a case id's first folder, the library's layout),
+  one column per board column, each cell a :class:`Tally` of the family's cases there.
+
+A tally sorts statuses into what a reader weighs differently: ``passed`` (PASS), ``expected``
+(XFAIL: failing as the expectations file says), ``flaky`` (FLAKY), ``wrong`` (every status that
+turns CI red: FAIL, FAULT, LIVELOCK, TIMEOUT, CRASH, DEVICE_LOST, ERROR, XPASS), ``skipped``
+(UNSUPPORTED, PENDING: not run by that translator or device) and ``missing`` (no cell).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import collect
+from warpboard.harness.run.results import Status
+
+REFERENCE = "reference"
+EXPECTED = {Status.XFAIL.value}
+SKIPPED = {Status.UNSUPPORTED.value, Status.PENDING.value}
+
+
+@dataclass
+class Tally:
+    """How a group of cells ended, in the reader's classes (see the module docstring)."""
+    passed: int = 0
+    expected: int = 0
+    flaky: int = 0
+    wrong: int = 0
+    skipped: int = 0
+    missing: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+
+    def add(self, status: str) -> None:
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+        if status == collect.MISSING:
+            self.missing += 1
+        elif status == Status.PASS.value:
+            self.passed += 1
+        elif status in EXPECTED:
+            self.expected += 1
+        elif status == Status.FLAKY.value:
+            self.flaky += 1
+        elif status in SKIPPED:
+            self.skipped += 1
+        elif collect.is_failure(status):
+            self.wrong += 1
+        else:
+            self.expected += 1
+
+    @property
+    def ran(self) -> int:
+        """Cells that ran to a verdict (not skipped, not missing)."""
+        return self.passed + self.expected + self.flaky + self.wrong
+
+    @property
+    def total_seen(self) -> int:
+        """Cells of any kind, missing ones aside."""
+        return self.ran + self.skipped
+
+    def text(self) -> str:
+        """``passed/ran`` and what else there is, e.g. ``228/231 (2 wrong, 1 xfail; 4 not run)``."""
+        extra = [f"{n} {what}" for what, n in (("wrong", self.wrong), ("expected", self.expected),
+                                               ("flaky", self.flaky)) if n]
+        out = f"{self.passed}/{self.ran}" + (f" ({', '.join(extra)})" if extra else "")
+        idle = self.skipped + self.missing
+        return out + (f"; {idle} not run" if idle else "")
+
+    def share(self) -> float:
+        """The passing share of the cells that ran (0 where none did)."""
+        return self.passed / self.ran if self.ran else 0.0
+
+
+def overview(results: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], Tally]]:
+    """(translators with ``reference`` last, devices, {(translator, device): Tally})."""
+    board = collect.scoreboard(results)
+    groups = collect.column_groups(results)
+    translators = [t for t, _ in groups]
+    devices = collect._unique(d for _, cols in groups for _, d in cols)
+    tallies: dict[tuple[str, str], Tally] = {}
+    for translator, cols in groups:
+        for col, device in cols:
+            tally = tallies.setdefault((translator, device), Tally())
+            for status in board[col]:
+                tally.add(status)
+    translators = [t for t in translators if t != collect.REFERENCE] + \
+        [t for t in translators if t == collect.REFERENCE]
+    return translators, devices, tallies
+
+
+def family_of(case_id: str) -> str:
+    """A case's family: the first folder of its id (``vote/vote_uni`` -> ``vote``)."""
+    return case_id.split("/", 1)[0] if "/" in case_id else "(top)"
+
+
+def families(results: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], Tally]]:
+    """(families in case order, board columns, {(family, column): Tally})."""
+    board = collect.scoreboard(results)
+    names = collect._unique(family_of(c) for c in board.index)
+    tallies: dict[tuple[str, str], Tally] = {}
+    for col in board.columns:
+        for case, status in board[col].items():
+            tallies.setdefault((family_of(case), col), Tally()).add(status)
+    return names, list(board.columns), tallies
+
+
+__all__ = ["Tally", "overview", "families", "family_of", "REFERENCE"]
