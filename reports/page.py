@@ -244,6 +244,14 @@ def _overview(results) -> dict:
                                          for tr in translators]}
 
 
+def _speed(results) -> dict:
+    translators, devices, found = summary.speed(results)
+    if not any(t != "turns" for t, _ in found):
+        return {"headers": [], "rows": []}
+    return {"headers": ["translator"] + devices,
+            "rows": [[t] + [found[(t, d)].text() if (t, d) in found else "—" for d in devices] for t in translators]}
+
+
 def _families(results) -> dict:
     names, columns, tallies = summary.families(results)
     def cell(t, col):
@@ -272,7 +280,7 @@ def html(results: dict[str, Any], baseline: dict[str, Any] | None = None) -> str
                    "collapsed": ""},
                   {"title": "Flaky cells", "kind": "flaky", "cells": _listed(results, verdict.flaky(results), anchors),
                    "collapsed": "failed, then passed on retry"}],
-        overview=_overview(results), families=_families(results),
+        overview=_overview(results), families=_families(results), speed=_speed(results),
         stale=verdict.stale_lines(results, str), legend_headers=collect.LEGEND_HEADERS,
         legend_rows=collect.device_legend_rows(results), devices=collect.column_ids(results), tags=tags,
         groups=collect.column_groups(results),

@@ -119,6 +119,14 @@ def overview_rows(results: dict[str, Any], bars: bool = True) -> tuple[list[str]
     return ["translator"] + devices, rows
 
 
+def speed_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """(headers, rows) of launch time over ``turns`` per translator and device (no rows where
+    no translator but ``turns`` has times)."""
+    translators, devices, found = summary.speed(results)
+    rows = [[t] + [found[(t, d)].text() if (t, d) in found else "—" for d in devices] for t in translators]
+    return (["translator"] + devices, rows) if any(t != "turns" for t, _ in found) else ([], [])
+
+
 def family_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """(headers, rows) of the families x columns table: passed/ran per cell, wrong marked."""
     names, columns, tallies = summary.families(results)
@@ -136,6 +144,12 @@ def _md_overview(results: dict[str, Any]) -> list[str]:
            "`ci/expectations.txt`; not run: unsupported there, or no cell.", ""]
     out.append(tabulate([[md(c) for c in r] for r in rows], headers=[md(h) for h in headers], tablefmt="github",
                         disable_numparse=True, stralign="left"))
+    headers, rows = speed_rows(results)
+    if rows:
+        out += ["", "Launch time over `turns` on the same device (geometric mean over the cases both pass; the "
+                "driver's timestamps where the device has them):", "",
+                tabulate([[md(c) for c in r] for r in rows], headers=[md(h) for h in headers], tablefmt="github",
+                         disable_numparse=True, stralign="left")]
     headers, rows = family_rows(results)
     out += ["", "<details open><summary>Per case family (passed/ran; ✗ wrong)</summary>", "",
             tabulate([[md(c) for c in r] for r in rows], headers=[md(h) for h in headers], tablefmt="github",

@@ -8,6 +8,9 @@ overview answers it on one screen, before any list of cells:
 - :func:`families`: one row per case family (a case id's first folder, the library's layout),
   one column per board column, each cell a :class:`Tally` of the family's cases there.
 
+- :func:`speed`: per translator and device, the geometric mean of its launch times over the
+  reference translator's (``turns``) on the same device, over the cases both pass.
+
 A tally sorts statuses into what a reader weighs differently: ``passed`` (PASS), ``expected``
 (XFAIL: failing as the expectations file says), ``flaky`` (FLAKY), ``wrong`` (every status that
 turns CI red: FAIL, FAULT, LIVELOCK, TIMEOUT, CRASH, DEVICE_LOST, ERROR, XPASS), ``skipped``
@@ -15,6 +18,7 @@ turns CI red: FAIL, FAULT, LIVELOCK, TIMEOUT, CRASH, DEVICE_LOST, ERROR, XPASS),
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,4 +114,40 @@ def families(results: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[
     return names, list(board.columns), tallies
 
 
-__all__ = ["Tally", "overview", "families", "family_of", "REFERENCE"]
+@dataclass
+class Speed:
+    """A translator's launch times on a device against the reference translator's there: the
+    geometric mean of the ratios over the cases both passed, how many, and the clock."""
+    ratio: float
+    cases: int
+    clock: str           # "device" (the driver's timestamps), "host", or "mixed"
+
+    def text(self) -> str:
+        return f"×{self.ratio:.2f} over {self.cases}" + ("" if self.clock == "device" else f" ({self.clock} clock)")
+
+
+def speed(results: dict[str, Any], reference: str = "turns") -> tuple[list[str], list[str], dict[tuple[str, str], Speed]]:
+    """(translators, devices, {(translator, device): Speed}) against ``reference`` on the same
+    device: each case where both cells PASS with a launch time counts once."""
+    times: dict[tuple[str, str], dict[str, tuple[float, str]]] = {}
+    for r in results.get("results", []):
+        translator = collect.translator_of(r)
+        if translator is None or r.get("status") != Status.PASS.value or not r.get("run_s"):
+            continue
+        times.setdefault((translator, r["device"]), {})[r["case"]] = (r["run_s"], r.get("run_clock") or "host")
+    translators = [t for t in collect.translator_ids(results)]
+    devices = [d for d in collect.device_ids(results) if d != collect.INTERP]
+    out = {}
+    for t in translators:
+        for d in devices:
+            mine, base = times.get((t, d), {}), times.get((reference, d), {})
+            both = [c for c in mine if c in base]
+            if not both:
+                continue
+            logs = [math.log(mine[c][0] / base[c][0]) for c in both]
+            clocks = {mine[c][1] for c in both} | {base[c][1] for c in both}
+            out[(t, d)] = Speed(math.exp(sum(logs) / len(logs)), len(both), clocks.pop() if len(clocks) == 1 else "mixed")
+    return translators, devices, out
+
+
+__all__ = ["Tally", "Speed", "overview", "families", "speed", "family_of", "REFERENCE"]

@@ -159,6 +159,9 @@ def _record(case: Case, raw, result: CaseResult) -> None:
     result.turns = raw.counters.get("turns")
     result.steps = raw.counters.get("steps")
     result.outcome = raw.outcome.value
+    if "gpu_s" in raw.timings or "run_s" in raw.timings:
+        clock = "device" if "gpu_s" in raw.timings else "host"
+        result.run_s, result.run_clock = raw.timings["gpu_s" if clock == "device" else "run_s"], clock
     lines = printf.printed(raw.printf, raw.memory().string) if raw.printf is not None else None
     if lines is not None:
         result.printf = lines.to_json()

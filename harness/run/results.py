@@ -144,6 +144,8 @@ class CaseResult:
     steps: int | None = None
     mode: str | None = None
     time_s: float | None = None
+    run_s: float | None = None      # the launch's own time: the device's timestamps, or the host's around it
+    run_clock: str | None = None    # which: "device" or "host"
     subgroup_size: int | None = None
     traceback: str | None = None
     outcome: str | None = None      # how the run ended (an :class:`Outcome` value)
