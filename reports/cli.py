@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from warpboard.harness.files import OutputError, output_problem, write_atomic
 
-from . import collect, render
+from . import collect, history, render
 from .collect import ResultsError
 from .merge import merge
 from .render import plain
@@ -32,7 +32,11 @@ MERGE_DESCRIPTION = "Merge results files from several runs."
 
 def add_report_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``report`` options to a parser (a fresh one or a subparser)."""
-    p.add_argument("results", type=Path, help="results JSON written by `warpboard run`")
+    p.add_argument("results", type=Path, nargs="+",
+                   help="results JSON written by `warpboard run` (with --history: several, or folders of them)")
+    p.add_argument("--history", action="store_true",
+                   help="the runs given in created order: passed/ran per column and run, and every cell "
+                        "that changed status from one run to the next")
     p.add_argument("--against", type=Path, metavar="OLD.json",
                    help="baseline results: list regressions, fixes and new cases")
     p.add_argument("--format", choices=FORMATS, default="terminal",
@@ -71,8 +75,24 @@ def run_report(args: argparse.Namespace) -> int:
     if problem:
         print(f"warpboard report: error: {problem}", file=sys.stderr)
         return 2
+    if args.history:
+        try:
+            runs = history.runs_in(args.results)
+        except ResultsError as exc:
+            print(f"warpboard report: {render.plain(exc)}", file=sys.stderr)
+            return 2
+        text = history.render_history(runs, args.format)
+        if args.output:
+            write_atomic(args.output, text)
+        else:
+            sys.stdout.write(text)
+        latest = [c for c in history.changes(runs) if c.run == len(runs) - 1]
+        return int(args.fail_on == "regressions" and any(c.regression for c in latest))
+    if len(args.results) != 1:
+        print("warpboard report: error: one results file (several only with --history)", file=sys.stderr)
+        return 2
     try:
-        results = collect.load(args.results)
+        results = collect.load(args.results[0])
         baseline = collect.load(args.against) if args.against else None
     except ResultsError as exc:
         print(f"warpboard report: {render.plain(exc)}", file=sys.stderr)
