@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from warpboard.harness.files import OutputError, output_problem, write_atomic
 
-from . import collect, history, render
+from . import bench_page, collect, history, render
 from .collect import ResultsError
 from .merge import merge
 from .render import plain
@@ -34,6 +34,9 @@ def add_report_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``report`` options to a parser (a fresh one or a subparser)."""
     p.add_argument("results", type=Path, nargs="+",
                    help="results JSON written by `warpboard run` (with --history: several, or folders of them)")
+    p.add_argument("--bench", action="store_true",
+                   help="the file is `warpboard bench`'s JSON: an HTML page charting each bench kernel's time per "
+                        "translator beside native CUDA (-o PAGE.html)")
     p.add_argument("--history", action="store_true",
                    help="the runs given in created order: passed/ran per column and run, and every cell "
                         "that changed status from one run to the next")
@@ -75,6 +78,20 @@ def run_report(args: argparse.Namespace) -> int:
     if problem:
         print(f"warpboard report: error: {problem}", file=sys.stderr)
         return 2
+    if args.bench:
+        if len(args.results) != 1:
+            print("warpboard report: error: --bench takes one bench JSON", file=sys.stderr)
+            return 2
+        try:
+            text = bench_page.page(json.loads(args.results[0].read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"warpboard report: {args.results[0]}: not a bench file: {exc}", file=sys.stderr)
+            return 2
+        if args.output:
+            write_atomic(args.output, text)
+        else:
+            sys.stdout.write(text)
+        return 0
     if args.history:
         try:
             runs = history.runs_in(args.results)
