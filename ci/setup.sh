@@ -5,7 +5,7 @@
 #     only when something must be installed, with sudo when not root:
 #       libvulkan1 mesa-vulkan-drivers   Vulkan loader + lavapipe (the CPU devices)
 #       spirv-tools                      spirv-val / spirv-dis for translator output
-#       chromium                         headless checks of the HTML scoreboard
+#       chromium chromium-driver         the HTML pages checked in a real browser (Selenium)
 #     WARPBOARD_APT=0 skips this step (e.g. a self-hosted GPU runner without sudo);
 #     WARPBOARD_PACKAGES="..." replaces the list.
 #  2. .venv (python3 -m venv) when missing, then `pip install -e '.[test]'` when
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 STAMP="$VENV/.warpboard-installed"
-read -r -a PACKAGES <<< "${WARPBOARD_PACKAGES:-libvulkan1 mesa-vulkan-drivers spirv-tools chromium}"
+read -r -a PACKAGES <<< "${WARPBOARD_PACKAGES:-libvulkan1 mesa-vulkan-drivers spirv-tools chromium chromium-driver}"
 
 say() { echo "setup: $*"; }
 
