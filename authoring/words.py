@@ -30,6 +30,7 @@ from warpboard.harness.case.words import find_nvdisasm, first_difference
 from warpboard.translator import TranslatorError
 
 from . import toolchain
+from .assembler import encode as assembler_encode
 
 DATA_DIR = "data"
 SUFFIX = ".sm86"
@@ -79,7 +80,12 @@ def attach(case_path: Path, rel: str, digest: str, offset: int, size: int) -> No
         top = _WORDS_LINE.sub(lambda _: line, top, count=1)
     else:
         at = _LISTING_LINE.search(top)
-        cut = at.end() if at else len(top.rstrip("\n")) + 1 if top.strip() else 0
+        if at is None:
+            cut = len(top.rstrip("\n")) + 1 if top.strip() else 0
+        elif re.search(r'("""|\'\'\')\s*$', at.group(0).rstrip("\n")):
+            cut = at.start()                  # an inline listing: before its multi-line string
+        else:
+            cut = at.end()
         top = top[:cut] + line + top[cut:]
     case_path.write_text(top + rest)
 
@@ -162,7 +168,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Carry out ``warpboard words``: one line per case left without words, then the counts;
     exit 1 when any case is left without them."""
-    assemble = None
+    assemble = None if args.no_assemble else assembler_encode.assemble
     outcomes = give_words(discover_cases(args.root, args.cases or None), assemble, args.force)
     left = [o for o in outcomes if not o.how and o.reason != "has words"]
     for o in left:

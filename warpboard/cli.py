@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 from tabulate import tabulate
 
 from warpboard.authoring import corpus, newcase, truth, words
+from warpboard.authoring.assembler import cli as assemble_cli
 from warpboard.authoring.capture import cli as capture_cli
 from warpboard.harness.case.model import (
     MAX_BLOCK_DIMS,
@@ -149,6 +150,8 @@ COMMANDS = (
             capture_cli.run, capture_cli.DESCRIPTION),
     Command("corpus", "compile CUDA code bases and classify every kernel", corpus.add_arguments,
             corpus.run, corpus.DESCRIPTION),
+    Command("assemble", "SM86 listing to instruction words; learn the encoding tables, measure them",
+            assemble_cli.add_arguments, assemble_cli.run, assemble_cli.DESCRIPTION),
     Command("mufu-rates", "MUFU words per device against the chip's: bit-exact rates, ULPs",
             mufu_rates.add_arguments, mufu_rates.run, mufu_rates.DESCRIPTION),
 )

@@ -19,7 +19,7 @@ EVERY_STATUS = {"PASS", "FAIL", "XFAIL", "XPASS", "FLAKY", "LIVELOCK", "FAULT", 
                 "UNSUPPORTED", "ERROR", "PENDING"}
 GREEN = {Status.PASS, Status.XFAIL, Status.UNSUPPORTED, Status.PENDING, Status.FLAKY}  # FLAKY: listed
 SUBCOMMANDS = ["run", "devices", "translate", "report", "merge", "bench", "new-case", "words", "record-truth", "fuzz",
-               "fuzz-merge", "reduce", "capture", "corpus", "mufu-rates"]
+               "fuzz-merge", "reduce", "capture", "corpus", "assemble", "mufu-rates"]
 
 
 # ------------------------------------------------------------------ the status table
