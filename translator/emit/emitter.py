@@ -20,7 +20,7 @@ from ..spirv.builder import Function, Module
 from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
 from ..spirv.enums import MemorySemantics as Sem
 from ..target import Target
-from . import free, native, turns
+from . import free, native, structured, turns
 from .ctx import SpirvCtx
 from .failures import Failures
 from .mem import MemoryEmitter
@@ -30,7 +30,7 @@ from .printf import VprintfEmitter
 from .shader import Shader, warp_subgroups_used
 from .strategy import STRATEGIES, register
 
-for _strategy in (turns.STRATEGY, native.STRATEGY):     # the first is the default; "Adding a strategy"
+for _strategy in (turns.STRATEGY, native.STRATEGY, structured.STRATEGY):   # the first is the default; see README
     register(_strategy)
 DEFAULT_STRATEGY = next(iter(STRATEGIES))
 
@@ -389,7 +389,7 @@ class Emitter:
 
     # ---------------------------------------------------------------- the whole shader
     def build(self) -> Shader:
-        if self.mode == "turns":
+        if self.mode == "turns" or getattr(self.warp, "owns_main", False):   # a strategy's own body
             self.warp.emit_main()
         else:
             free.emit_free_loop(self)

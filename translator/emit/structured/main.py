@@ -1,0 +1,129 @@
+"""The `structured` strategy's shader body: each thread runs the program's blocks as nested
+SPIR-V selection and loop constructs (:mod:`.shape` says which), no ``switch (pc)``.
+
+- a block is the emitter's own (``Emitter.emit_block``: every opcode the other strategies
+  translate), run where the thread has neither exited nor spent its step budget: a thread that
+  exits (EXIT, a fault) or stops is inert from then on, whatever construct it passes through;
+- a node's dispatch is an ``OpSelectionMerge`` construct over ``pc == successor`` (a jump stores
+  the thread's pc, its guard variable); where every running thread goes one way, no test;
+- a loop is an ``OpLoopMerge`` construct whose continue block counts the iteration against the
+  step budget (``ctrl[abi.BUDGET]``) and goes round again only where the pc is the header;
+  after the budget, the thread stops, and the shader records LIVELOCK at its pc, as the
+  other strategies do;
+- a thread still running at a loop's header after the loop was stopped by the driver (lavapipe
+  ends a shader's loops after 65,535 passes in all, without a word): it stops there too, never
+  running on as if the loop had ended;
+- at the end, a thread that has not exited is LIVELOCK (budget spent, or stopped) or BAD_PC (it
+  went to a pc that starts no block).
+"""
+from __future__ import annotations
+
+from ... import abi
+from ...spirv.enums import Control
+from .shape import Scope, shape
+
+
+class StructuredBody:
+    """Emits the structured body of emitter ``e`` (its blocks, its warp, its variables)."""
+
+    def __init__(self, e):
+        self.e, self.f, self.m = e, e.f, e.m
+        self.shape = shape(e.program)
+        self.emitted: set[int] = set()          # block pcs emitted (each once)
+        # a thread whose loop the driver ended (lavapipe: 65,535 passes of a shader's loops in all)
+        self.stopped = self.f.local(self.m.bool(), "stopped", self.m.const_bool(False))
+
+    # ---------------------------------------------------------------- small pieces
+    def _running(self) -> int:
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        idle = f.op("LogicalOr", bool_, f.load(bool_, e.exited), f.load(bool_, self.stopped))
+        return f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, idle),
+                    f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
+
+    def _at(self, pc: int) -> int:
+        e, f = self.e, self.f
+        return f.op("IEqual", self.m.bool(), f.load(self.m.u32(), e.pc), e.k(pc))
+
+    # ---------------------------------------------------------------- nodes
+    def emit(self) -> None:
+        """The program: its top scope; then LIVELOCK or BAD_PC for a thread still running."""
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        if e.memory.smem is not None:       # shared memory starts zeroed, as in turns mode
+            e.memory.init_shared(cooperative=True)
+            f.barrier()                     # uniform control flow: before the first block
+        self.code(self.shape.scopes[None], self.shape.scopes[None].root)
+        stuck = f.op("LogicalNot", bool_, f.load(bool_, e.exited))
+        spent = f.op("LogicalOr", bool_, f.load(bool_, self.stopped),
+                     f.op("UGreaterThanEqual", bool_, f.load(u32, e.steps), e.budget))
+        status = f.op("Select", u32, spent, e.k(abi.LIVELOCK), e.k(abi.BAD_PC))
+        e.record_status(status, stuck, f.load(u32, e.pc))
+        e.add_counters(turns=None)
+
+    def code(self, scope: Scope, x: int) -> None:
+        """Node x of ``scope``, then what it dominates: its arms inside its selection, its merge
+        nodes after it. A chain (one way on, nothing else) goes on in this loop, not deeper."""
+        while x is not None:
+            self.node(scope, x)
+            arms, merges = scope.arms(x), scope.merges(x)
+            others = len(arms) < len(scope.succ[x]) or x in scope.leaves
+            tail = None
+            if len(arms) == 1 and not others and not merges:
+                tail = arms[0]
+            elif arms:
+                self.dispatch(scope, arms, others)
+            for k, y in enumerate(merges):
+                if scope.post_dominates(y, x) and k == len(merges) - 1:
+                    tail = y        # every running thread is here at y: the branch's join
+                elif scope.post_dominates(y, x):
+                    self.code(scope, y)
+                else:
+                    with self.f.if_(self._at(y)):
+                        self.code(scope, y)
+            x = tail
+
+    def dispatch(self, scope: Scope, arms: list[int], others: bool) -> None:
+        """``if (pc == a) code(a) else if ...``: the last arm untested where no other way is left."""
+        if not arms:
+            return
+        a, rest = arms[0], arms[1:]
+        if not rest and not others:
+            self.code(scope, a)
+        elif not rest:
+            with self.f.if_(self._at(a)):
+                self.code(scope, a)
+        else:
+            self.f.if_else(self._at(a), lambda: self.code(scope, a), lambda: self.dispatch(scope, rest, others))
+
+    def node(self, scope: Scope, x: int) -> None:
+        if x in scope.loops:
+            self.loop(x)
+            return
+        if x in self.emitted:       # the shape puts each block once; a second would be a bug here
+            raise AssertionError(f"block {x:#06x} emitted twice")
+        self.emitted.add(x)
+        e = self.e
+        e.emit_block(e.reachable[x], self._running(), free=True)
+        e.failures.settle()
+
+    def loop(self, header: int) -> None:
+        """``do { body } while (pc == header && running)``, each pass a step of the budget."""
+        e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
+        head, body, cont, merge = (m.new_id() for _ in range(4))
+        f.op("Branch", None, head)
+        f.label(head)
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
+        f.op("Branch", None, body)
+        f.label(body)
+        self.code(self.shape.scopes[header], header)
+        f.op("Branch", None, cont)
+        f.label(cont)
+        steps = f.op("IAdd", u32, f.load(u32, e.steps), e.k(1))
+        f.store(e.steps, steps)
+        again = f.op("LogicalAnd", bool_, self._at(header),
+                     f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, e.exited)),
+                          f.op("ULessThan", bool_, steps, e.budget)))
+        f.op("BranchConditional", None, again, head, merge)
+        f.label(merge)
+        # still running at the header after the loop: the driver ended it, not the program
+        cut = f.op("LogicalAnd", bool_, self._running(), self._at(header))
+        f.store(self.stopped, f.op("LogicalOr", bool_, f.load(bool_, self.stopped), cut))
