@@ -6,7 +6,7 @@
 VENV         ?= .venv
 OUT          ?= reports/out
 # the translators the scoreboard compares (README, "Score your own translator")
-TRANSLATORS  ?= --translator turns --translator subgroup-native
+TRANSLATORS  ?= --translator turns --translator subgroup-native --translator structured
 # pytest-xdist: 2 workers, tests marked with the same xdist_group stay on one worker.
 PYTEST_FLAGS ?= -n 2 --dist loadgroup
 
