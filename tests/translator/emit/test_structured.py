@@ -30,8 +30,8 @@ def _spirv_valid():
 spirv_val = _spirv_valid().spirv_val
 
 MIN_TRANSLATED = 86     # collective-, barrier-, call-, BRX- and ordering-point-free library cases (86 when written)
-RUNS = ["basic/uneven_loops", "basic/bytes_switch", "basic/divmod32", "basic/signed_divmod",
-        "memory/local_divergent", "printf/loop", "realkernels/bmsk_bitfield", "repro/spmv_csr_serial"]
+RUNS = ["basic/uneven_loops", "basic/bytes_switch", "memory/local_divergent", "printf/loop",
+        "repro/spmv_csr_serial"]   # the whole library on every device: make scoreboard
 
 
 def _opcodes(code: bytes) -> list[int]:

@@ -15,9 +15,8 @@ from support.paths import CASES, ROOT, library_case
 
 WORDS = ROOT / "examples" / "words_translator.py"
 needs_nvdisasm = pytest.mark.skipif(find_nvdisasm() is None, reason="needs nvdisasm (pip install .[test])")
-# a collective, a jump table, printf, generic addressing, nested convergence regions, a BAR
-SAMPLE = ["vote/vote_uni", "realkernels/switch_table", "printf/odd_lanes", "memory/generic_st_atom",
-          "bssy/nested_if4", "barrier/syncthreads_count_and_or"]
+# a collective, a jump table, printf, a BAR
+SAMPLE = ["vote/vote_uni", "realkernels/switch_table", "printf/odd_lanes", "barrier/syncthreads_count_and_or"]
 
 
 def test_the_request_carries_the_words_the_parameters_and_the_banks():
