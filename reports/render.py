@@ -147,7 +147,9 @@ def _md_overview(results: dict[str, Any]) -> list[str]:
     headers, rows = speed_rows(results)
     if rows:
         out += ["", "Launch time over `turns` on the same device (geometric mean over the cases both pass; the "
-                "driver's timestamps where the device has them):", "",
+                "driver's timestamps where the device has them, of each cell's one launch, which on lavapipe "
+                "includes the driver compiling the shader at its first dispatch: `warpboard bench` times "
+                "repeated dispatches):", "",
                 tabulate([[md(c) for c in r] for r in rows], headers=[md(h) for h in headers], tablefmt="github",
                          disable_numparse=True, stralign="left")]
     headers, rows = family_rows(results)
