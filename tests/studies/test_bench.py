@@ -106,6 +106,7 @@ def test_the_subgroup_native_bench_mode_is_that_strategy_beside_the_turns():
     assert len(seconds[NATIVE_MODE]) == 1
 
 
+@pytest.mark.campaign          # a study's end-to-end run: make campaign
 @pytest.mark.xdist_group("lavapipe-w8")
 def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     if not any(c.id == "lavapipe-w8" for c in devices.discover()):
