@@ -397,8 +397,21 @@ def _execute(fn_qualname: str, args: tuple, kwargs: dict) -> bytes:
                              f"{type(value).__name__}: {exc}", traceback.format_exc()))
 
 
+PARENT_CHECK_S = 1.0    # how often a worker looks whether its parent still lives
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker as soon as its parent is gone (the parent killed from outside): it
+    would otherwise run its cell to the end, minutes for a big launch, before it reads EOF."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(1)
+
+
 def _child_main() -> None:
-    """Serve requests from the parent until EOF, then close cached devices and exit."""
+    """Serve requests from the parent until EOF, then close cached devices and exit; exit at
+    once when the parent dies (:func:`_watch_parent`)."""
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     faulthandler.enable()  # a SIGSEGV leaves the Python stack in stderr_tail
     proto_in = os.fdopen(os.dup(0), "rb")
     proto_out = os.fdopen(os.dup(1), "wb")

@@ -90,3 +90,36 @@ def test_close_ends_child():
     assert worker.pid is None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
+    """A run killed from outside leaves no worker behind: the child in the middle of a long
+    call notices its parent is gone and exits, instead of running the call to its end."""
+    import subprocess
+    import sys
+    script = tmp_path / "parent.py"
+    pid_file = tmp_path / "child.pid"
+    script.write_text(
+        "import sys, threading, time\n"
+        f"sys.path[:0] = {[p for p in sys.path if p]!r}\n"
+        "from warpboard.harness.run.worker import Worker\n"
+        "w = Worker(None, 'orphan')\n"
+        f"print(w.call('support.worker_targets:pid', timeout_s=60).value, file=open({str(pid_file)!r}, 'w'))\n"
+        "w.call('support.worker_targets:sleep_forever', timeout_s=600)\n")
+    parent = subprocess.Popen([sys.executable, str(script)])
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(pid_file.read_text())
+    time.sleep(0.5)                       # the child is inside sleep_forever now
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    os.kill(child, 9)
+    pytest.fail(f"worker {child} outlived its killed parent by 10 s")
