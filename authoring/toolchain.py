@@ -13,6 +13,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from warpboard.harness.case import words as case_words
+
 ARCH = "sm_86"
 TIMEOUT_S = 600
 
@@ -53,18 +55,7 @@ def find_nvcc() -> str:
         "it on the PATH, or set CUDA_HOME")
 
 
-def _wheel_nvdisasm() -> str | None:
-    """nvdisasm inside the nvidia-cuda-nvdisasm wheel (nvidia/cu13/bin or nvidia/cu12/bin)."""
-    try:
-        import nvidia  # namespace package of NVIDIA's pip wheels, there or not
-    except ImportError:
-        return None
-    for base in getattr(nvidia, "__path__", []):
-        for sub in ("cu13", "cu12", "cuda_nvdisasm"):
-            path = Path(base) / sub / "bin" / "nvdisasm"
-            if path.is_file() and os.access(path, os.X_OK):
-                return str(path)
-    return None
+_wheel_nvdisasm = case_words.wheel_nvdisasm      # the runner's lookup, one implementation
 
 
 def find_nvdisasm() -> str:

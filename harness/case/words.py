@@ -63,9 +63,11 @@ def load_words(top: Checker, path: Path, confine: Path) -> bytes | None:
 
 def find_nvdisasm() -> str | None:
     """nvdisasm from the PATH, else from the nvidia-cuda-nvdisasm wheel, else None."""
-    found = shutil.which("nvdisasm")
-    if found:
-        return found
+    return shutil.which("nvdisasm") or wheel_nvdisasm()
+
+
+def wheel_nvdisasm() -> str | None:
+    """nvdisasm inside the nvidia-cuda-nvdisasm wheel (nvidia/cu13/bin or nvidia/cu12/bin)."""
     try:
         import nvidia  # namespace package of NVIDIA's pip wheels, there or not
     except ImportError:
@@ -193,5 +195,5 @@ def words_cache() -> Path | None:
     return None if setting.lower() in ("off", "0", "") else Path(setting) / "words"
 
 
-__all__ = ["load_words", "check_words", "check_many", "words_problems", "first_difference", "disassemble", "spellings", "find_nvdisasm",
+__all__ = ["load_words", "check_words", "check_many", "words_problems", "first_difference", "disassemble", "spellings", "find_nvdisasm", "wheel_nvdisasm",
            "words_cache", "INSTRUCTION_BYTES"]
