@@ -12,7 +12,8 @@ dispatches any, so translation is timed on a quiet processor. Before any worker 
 SASS parser is timed on a 100,000-line listing made of the cases' listings (``parse``).
 On a device whose subgroups are 32 lanes the bench kernels also run in the ``subgroup-native``
 strategy (mode ``subgroup-native``: a warp is a subgroup, no turns): what emulating the loop
-body costs without taking turns, beside what the turns add. The interpreter counts the turns of two bench kernels both ways, over the workgroup and by
+body costs without taking turns, beside what the turns add. Every case the ``structured``
+strategy translates for the device also runs in it (mode ``structured``: no pc loop at all). The interpreter counts the turns of two bench kernels both ways, over the workgroup and by
 each warp on its own with chains (``interpreter_turns``): the shader's counts on a device whose
 subgroups are warps are the per-warp ones (translator/README.md, "Per-warp turns").
 """
@@ -30,9 +31,10 @@ import time
 from pathlib import Path
 
 
-from warpboard.translator import DEFAULT_STRATEGY, Target, clear_caches, parse_listing
+from warpboard.translator import DEFAULT_STRATEGY, STRATEGIES, Target, UnsupportedInstruction, clear_caches, parse_listing
 
 from . import bench_interp, bench_targets
+from .bench_summary import TARGETS, native_ratios, summarise, unsettled, wrong_words
 from warpboard.harness.case.model import BufferSpec, Case, Param, discover_cases, load_case
 from warpboard.harness.case.toml_text import tomllib
 from warpboard.harness.run import devices
@@ -43,13 +45,14 @@ from warpboard.harness.vk.probe import real_subgroup
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 if not BENCH_DIR.is_dir():          # an installed package: the checkout's bench/, from where it runs
     BENCH_DIR = Path("bench").resolve()
-TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wall_s": 60.0,
-           "translate_instructions_per_s": 50000.0, "parse_listing_s": 5.0, "per_warp_over_workgroup_warp_turns": 0.25}
 # the bench kernels whose turns the interpreter counts both ways (bench_vote_loop is left out:
 # its trip counts differ by block and lane, and it takes a minute of Python)
 TURN_KERNELS = ("bench/bench_warp_trips", "bench/bench_plain_loop")
 PARSE_LINES = 100_000       # the size of the listing the parse rate is measured on
 NATIVE_MODE = "subgroup-native"     # a bench mode that is the subgroup-native strategy, not a turns mode
+STRUCTURED_MODE = "structured"      # a bench mode that is the structured strategy
+# bench modes that are strategies of their own (translated with no turns mode), not the default's modes
+STRATEGY_MODES = tuple(name for name in STRATEGIES if name != DEFAULT_STRATEGY)
 WARM_BATCH_S = 0.25     # the device time of one warm-up submission
 WARM_LIMIT_S = 8.0      # the most one kernel's warm-up takes
 WARM_SETTLED = 0.01     # three batches in a row within this of each other: the clock has settled
@@ -114,17 +117,26 @@ def bench_cases(blocks: int | None, threads: int | None = None) -> list:
 def translate_all(case, modes: list[str | None], repeat: int, target_of=lambda strategy: Target(), prep=None):
     """(prepared case, {mode: shader}, {mode: translation times}): each mode translated
     ``repeat`` times, without the SPIR-V cache, for ``target_of(strategy)`` (on a device:
-    harness.run.dispatch.device_target); ``prep``: the case already prepared."""
+    harness.run.dispatch.device_target); ``prep``: the case already prepared. A mode that is
+    a strategy of its own (:data:`STRATEGY_MODES`) and does not translate the case for that
+    target is left out of both."""
     prep = prep or prepare(case)
     shaders, translate_s = {}, {}
     for mode in modes:
-        translate_s[mode] = []
-        strategy = NATIVE_MODE if mode == NATIVE_MODE else DEFAULT_STRATEGY
+        strategy = mode if mode in STRATEGY_MODES else DEFAULT_STRATEGY
         target = target_of(strategy)
-        for _ in range(repeat):
-            shaders[mode], seconds = translate_case(prep, None if mode == NATIVE_MODE else mode, target, strategy,
-                                                    use_cache=False)
-            translate_s[mode].append(seconds)
+        times = []
+        try:
+            for _ in range(repeat):
+                shaders[mode], seconds = translate_case(prep, None if mode in STRATEGY_MODES else mode, target,
+                                                        strategy, use_cache=False)
+                times.append(seconds)
+        except UnsupportedInstruction:
+            if mode not in STRATEGY_MODES:
+                raise
+            shaders.pop(mode, None)
+            continue
+        translate_s[mode] = times
     return prep, shaders, translate_s
 
 
@@ -172,6 +184,7 @@ def measure(device, case, modes: list[str | None], repeat: int, translated=None,
     the library ran on), whose dispatches alternate with ``device``'s in the same way; its rows
     have ``after_library``."""
     prep, shaders, translate_s = translated or translate_all(case, modes, repeat)
+    modes = [m for m in modes if m in shaders]
     sites = [device] if after is None else [device, after]
     keys = [(site, mode) for site in range(len(sites)) for mode in modes]
     warmed = {k: warm_up(sites[k[0]], prep, shaders[k[1]]) for k in keys} if warm else {}
@@ -190,8 +203,8 @@ def measure(device, case, modes: list[str | None], repeat: int, translated=None,
     for k in keys:
         mode = k[1]
         row = _row(case, prep, shaders[mode], last[k], translate_s[mode], pipeline[k], dispatch[k], gpu[k])
-        if mode == NATIVE_MODE:
-            row["mode"] = NATIVE_MODE
+        if mode in STRATEGY_MODES:
+            row["mode"] = mode
         if stats[k]:         # the driver's word on the compiled code (registers, spills...)
             row["driver_statistics"] = stats[k]
         if warmed.get(k):
@@ -244,6 +257,7 @@ def device_rows(device_index: int, device_id: str, case_paths: list[str], root: 
                 modes = ["free", "turns"]
             if case.id.startswith("bench/") and (real_subgroup(device.info) or 1) % 32 == 0:
                 modes = [*modes, NATIVE_MODE]
+            modes = [*modes, STRUCTURED_MODE]       # where it translates (translate_all)
             work.append((case, modes, translate_all(
                 case, modes, repeat, lambda strategy: device_target(device.info, prep.launch.block, strategy), prep)))
         except Exception as exc:  # noqa: BLE001 - the case's cells say why
@@ -288,87 +302,6 @@ def interpreter_turns(kernels=TURN_KERNELS, threads: int = 64) -> dict:
                         "per_warp_over_workgroup_warp_turns": pw / max(1e-9, wg * warps),
                         "same_words": workgroup.buffers == per_warp.buffers}
     return out
-
-
-def _time(row: dict) -> float:
-    """A row's median dispatch time: on the device's own clock where it has one."""
-    return (row.get("gpu_s") or row["dispatch_s"])["median"]
-
-
-def native_ratios(rows: list[dict], native: dict | None) -> dict:
-    """Translated dispatch time over native CUDA time for the bench kernels, per device and
-    mode. ``native`` is what ``bench/divergent_loops.cu`` prints (``<kernel>_ms`` keys), measured
-    in the same session; without it the times recorded in ``bench/kernels.toml`` are used."""
-    out = {}
-    for r in rows:
-        if not r["case"].startswith("bench/") or "error" in r or r["outcome"] != "ok" or r.get("after_library"):
-            continue
-        kernel = r["case"].split("/", 1)[1]
-        if not r.get("native_h200_ms"):       # shrunk grid: nothing native to compare with
-            continue
-        native_ms = (native or {}).get(f"{kernel}_ms") or r["native_h200_ms"]
-        if native_ms:       # the device's own clock where it has one, as CUDA events are
-            out.setdefault(r["device"], {})[f"{kernel} ({r['mode']})"] = {
-                "translated_ms": _time(r) * 1000, "native_ms": native_ms,
-                "ratio": _time(r) * 1000 / native_ms,
-                "clock": "device timestamps" if r.get("gpu_s") else "host wall clock",
-                "native_source": "this run" if native else "bench/kernels.toml (recorded)"}
-    return out
-
-
-def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = None,
-              parse: dict | None = None) -> dict:
-    """The figures the targets speak of, over the library rows (and :func:`parse_rate`'s)."""
-    after = [r for r in rows if r.get("after_library") and "error" not in r and r["outcome"] == "ok"]
-    ok = [r for r in rows if "error" not in r and r["outcome"] == "ok" and not r.get("after_library")]
-    library = [r for r in ok if not r["case"].startswith("bench/")]
-    after_library = {}
-    for r in after:
-        alone = next((a for a in ok if (a["case"], a["device"], a["mode"]) == (r["case"], r["device"], r["mode"])), None)
-        if alone:
-            after_library.setdefault(r["device"], {})[f"{r['case']} ({r['mode']})"] = {
-                "alone_ms": _time(alone) * 1000, "after_library_ms": _time(r) * 1000,
-                "ratio": _time(r) / max(1e-12, _time(alone))}
-    ratios, wall = {}, {}
-    for r in ok:
-        if r["mode"] == "turns":
-            free = next((f for f in ok if f["case"] == r["case"] and f["device"] == r["device"] and f["mode"] == "free"), None)
-            if free:
-                ratios.setdefault(r["device"], []).append(
-                    (r["case"], _time(r) / max(1e-9, _time(free))))
-                wall.setdefault(r["device"], []).append(
-                    (r["case"], r["dispatch_s"]["median"] / max(1e-9, free["dispatch_s"]["median"])))
-    compile_s = {}
-    for r in library:
-        if r.get("driver_compile_s") is not None:
-            compile_s.setdefault(r["device"], []).append((r["case"], r["driver_compile_s"], r["sass_instructions"]))
-    turns_rows = [r for r in library if r["mode"] == "turns"]
-    instr = sum(r["instructions_per_thread"] * r["blocks"] for r in turns_rows)
-    warp_instr = sum(r["warp_instructions"] for r in turns_rows)
-    translated = sum(r["sass_instructions"] for r in library)
-    seconds = sum(r["translate_s"]["median"] for r in library)
-    def by_device(found):
-        return {d: {"median": statistics.median(v for _, v in vs), "max": max(v for _, v in vs),
-                    "cases": dict(vs)} for d, vs in found.items()}
-    return {
-        "turns_over_free": by_device(ratios),              # the device's clock where it has one
-        "turns_over_free_wall_clock": by_device(wall),     # what a run waits for, submission included
-        "barriers_per_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, instr),
-        "barriers_per_warp_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, warp_instr),
-        "translate_instructions_per_s": translated / max(1e-9, seconds),
-        "device_wall_s": walls,
-        "after_library": after_library,     # the bench kernels on the library's VkDevice over alone
-        "driver_compile_s": {d: {"median": statistics.median(t for _, t, _ in vs), "max": max(t for _, t, _ in vs),
-                                 "slowest": max(vs, key=lambda v: v[1])[0], "total": sum(t for _, t, _ in vs),
-                                 "per_1000_sass_instructions": 1000 * sum(t for _, t, _ in vs) / max(1, sum(n for _, _, n in vs))}
-                             for d, vs in compile_s.items()},
-        "over_native": native_ratios(rows, native),
-        "wrong_words": [f"{r['case']} ({r['mode']}) on {r['device']}" for r in wrong_words(rows)],
-        "unsettled_clock": [f"{r['case']} ({r['mode']}) on {r['device']}" for r in unsettled(rows)],
-        "parse": parse and {"lines": parse["lines"], "seconds": parse["seconds"]["median"],
-                            "lines_per_s": parse["lines_per_s"]},
-        "targets": TARGETS,
-    }
 
 
 DESCRIPTION = __doc__.splitlines()[0]
@@ -463,14 +396,5 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def wrong_words(rows: list[dict]) -> list[dict]:
-    """The rows of bench kernels whose words' checksum is not the one the chip gave."""
-    return [r for r in rows if r.get("checksum_ok") is False]
-
-
-def unsettled(rows: list[dict]) -> list[dict]:
-    """The rows of bench kernels whose warm-up ended before the device's clock settled."""
-    return [r for r in rows if r.get("warm_up") and not r["warm_up"]["settled"]]
-
-
-__all__ = ["run", "add_arguments", "measure", "summarise", "bench_cases", "big_listing", "parse_rate"]
+__all__ = ["run", "add_arguments", "measure", "summarise", "native_ratios", "bench_cases", "big_listing", "parse_rate",
+           "TARGETS"]

@@ -11,6 +11,12 @@ grid, no run after the library, no collective-free case) is ``None`` and so is `
 - ``vote_loop_barriers_per_warp``: workgroup barriers ``bench_vote_loop`` passes, per warp:
   the set-up's one, as the kernel has no BAR (where the device's subgroups are warps; elsewhere
   the workgroup takes the turns, each with its barriers, and the figure is ``None``);
+- ``structured_vote_loop_over_native``, ``structured_plain_loop_over_native``,
+  ``structured_warp_trips_over_native``: the bench kernels in the ``structured`` strategy over
+  native CUDA (None where it does not translate them for the device: the vote loop's
+  collectives need subgroups that are warps);
+- ``structured_over_free``: the ``structured`` strategy's time over free mode's, the largest
+  over the collective-free library cases: structured code is no slower than a pc loop;
 - ``warp_trips_per_warp_over_workgroup_turns``: ``bench_warp_trips``, whose warps run different
   trip counts: the interpreter's turns when each warp takes its own over the workgroup's turns
   times its warps.
@@ -19,7 +25,10 @@ from __future__ import annotations
 
 LIMITS = {"vote_loop_over_native": 4.0, "plain_loop_over_native": 1.5, "free_over_turns": 1.0,
           "after_library_over_alone": 1.25, "vote_loop_barriers_per_warp": 1.0,
-          "warp_trips_per_warp_over_workgroup_turns": 0.25}
+          "warp_trips_per_warp_over_workgroup_turns": 0.25, "structured_vote_loop_over_native": 1.25,
+          "structured_plain_loop_over_native": 1.1, "structured_warp_trips_over_native": 1.25,
+          "structured_over_free": 1.0}
+OTHER_STRATEGIES = ("(subgroup-native)", "(structured)")     # rows of the strategies that do not take turns
 STRETCH = {"vote_loop_over_native": 2.0}
 
 
@@ -51,11 +60,11 @@ def checks(rows: list[dict], summary: dict) -> dict:
         native = summary.get("over_native", {}).get(device, {})
         vote = native.get("bench_vote_loop (turns)")
         plain = _largest({k: v["ratio"] for k, v in native.items() if k.startswith("bench_plain_loop (")
-                          and not k.endswith("(subgroup-native)")})
+                          and not k.endswith(OTHER_STRATEGIES)})
         free = _largest({case: 1 / ratio for case, ratio in
                          summary.get("turns_over_free", {}).get(device, {}).get("cases", {}).items()})
         after = _largest({k: v["ratio"] for k, v in summary.get("after_library", {}).get(device, {}).items()
-                          if not k.endswith("(subgroup-native)")})
+                          if not k.endswith(OTHER_STRATEGIES)})
         vote_rows = [r for r in rows if r["device"] == device and r["case"] == "bench/bench_vote_loop"
                      and r["mode"] == "turns" and "error" not in r and not r.get("after_library") and r.get("warps")]
         barriers = vote_rows[0]["barriers"] / vote_rows[0]["warps"] if vote_rows else None
@@ -69,5 +78,10 @@ def checks(rows: list[dict], summary: dict) -> dict:
             "after_library_over_alone": _check("after_library_over_alone", *after),
             "vote_loop_barriers_per_warp": _check("vote_loop_barriers_per_warp", barriers, why),
             "warp_trips_per_warp_over_workgroup_turns": _check("warp_trips_per_warp_over_workgroup_turns", warp_turns),
+            **{f"structured_{name}_over_native": _check(f"structured_{name}_over_native",
+                                                         (native.get(f"bench_{name} (structured)") or {}).get("ratio"))
+               for name in ("vote_loop", "plain_loop", "warp_trips")},
+            "structured_over_free": _check("structured_over_free", *_largest(
+                summary.get("structured_over_free", {}).get(device, {}).get("cases", {}))),
         }
     return out

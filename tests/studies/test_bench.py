@@ -120,7 +120,9 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     rows = {(r["case"], r["mode"]): r for r in doc["rows"]}
     assert set(rows) == {("basic/bit_ops", "free"), ("basic/bit_ops", "turns"), ("vote/vote_uni", "turns"),
                          ("bench/bench_vote_loop", "turns"), ("bench/bench_plain_loop", "free"),
-                         ("bench/bench_plain_loop", "turns"), ("bench/bench_warp_trips", "turns")}
+                         ("bench/bench_plain_loop", "turns"), ("bench/bench_warp_trips", "turns"),
+                         # structured where it translates: not the collectives, on 8-wide subgroups
+                         ("basic/bit_ops", "structured"), ("bench/bench_plain_loop", "structured")}
     assert all(r["outcome"] == "ok" for r in rows.values()), rows
     free, turns = rows[("basic/bit_ops", "free")], rows[("basic/bit_ops", "turns")]
     assert free["turns"] == 0 and free["barriers"] == 0 and turns["turns"] > 0 and turns["barriers"] > 0
@@ -128,14 +130,20 @@ def test_bench_on_lavapipe_measures_both_modes(tmp_path):
     for r in rows.values():     # lavapipe's queue has timestamps: the device's time is inside the wall time
         assert 0 < r["gpu_s"]["median"] <= r["dispatch_s"]["max"]
     assert rows[("vote/vote_uni", "turns")]["barriers_per_warp_instruction"] > 0
+    structured = rows[("basic/bit_ops", "structured")]
+    assert structured["turns"] == 0 and structured["instructions_per_thread"] == free["instructions_per_thread"]
+    assert list(doc["summary"]["structured_over_free"]["lavapipe-w8"]["cases"]) == ["basic/bit_ops"]
+    check = doc["summary"]["checks"]["lavapipe-w8"]["structured_over_free"]
+    assert check["limit"] == 1.0 and check["where"] == "basic/bit_ops"
     s = doc["summary"]
     assert "basic/bit_ops" in s["turns_over_free"]["lavapipe-w8"]["cases"]
     assert s["translate_instructions_per_s"] > 0 and s["over_native"] == {}     # one block: no native figure
     # the bench kernels twice: alone (a VkDevice of their own) and after the library (its device)
-    assert sum(1 for r in doc["rows"] if r.get("after_library")) == 4
+    assert sum(1 for r in doc["rows"] if r.get("after_library")) == 5
     after = s["after_library"]["lavapipe-w8"]
     assert set(after) == {"bench/bench_vote_loop (turns)", "bench/bench_plain_loop (free)",
-                          "bench/bench_plain_loop (turns)", "bench/bench_warp_trips (turns)"}
+                          "bench/bench_plain_loop (turns)", "bench/bench_warp_trips (turns)",
+                          "bench/bench_plain_loop (structured)"}
     assert all(v["alone_ms"] > 0 and v["after_library_ms"] > 0 and v["ratio"] > 0 for v in after.values())
     # the interpreter's turns of the warp-trips kernel: warp 0 loops 2048 times, warp 1 128 times
     trips = s["interpreter_turns"]["bench/bench_warp_trips"]

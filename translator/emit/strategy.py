@@ -57,7 +57,9 @@ class Strategy:
     mode: str | None = None           # every program in this mode (None: free where it can, else turns)
     warp_subgroups: bool = False      # collectives as subgroup operations where the device's subgroups are warps
     tight_loops: bool = False         # a block that loops on itself may loop in its own case, where the driver allows
-    needs_warps: bool = False         # a program with collectives needs subgroups of 32 lanes (else UNSUPPORTED)
+    # what in a program needs its warps on the device's subgroups (None: nothing; where it needs
+    # them and the device's subgroups cannot hold warps, the program is UNSUPPORTED there)
+    needs_warps: Callable[[Any], str | None] | None = None
 
 
 STRATEGIES: dict[str, Strategy] = {}

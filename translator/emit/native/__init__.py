@@ -15,4 +15,4 @@ def warp_for(emitter):
 STRATEGY = Strategy(
     "subgroup-native", "native", flow="pc loop per thread",
     warp_model="a warp is a subgroup of 32 lanes; collectives are subgroup operations where each thread "
-               "meets them", make=warp_for, mode="native", needs_warps=True)
+               "meets them", make=warp_for, mode="native", needs_warps=NativeWarp.needs_warps)

@@ -1,9 +1,11 @@
 """The `structured` strategy: the listing's jumps rebuilt as SPIR-V structured control flow
 (``OpSelectionMerge`` / ``OpLoopMerge`` constructs over the dominator tree and the loop
 forest of :mod:`translator.ir.structure`, as console-emulator shader recompilers do), one
-invocation per SASS thread, each on its own code, no ``switch (pc)`` loop. Programs whose
-control flow has no such form (irreducible cycles, CALL/RET, BRX) and programs with
-collectives or block barriers are UNSUPPORTED, with the construct and its pc."""
+invocation per SASS thread, each on its own code, no ``switch (pc)`` loop. Collectives are
+subgroup operations where the structure brings a warp's lanes together (:mod:`.warp`).
+Programs whose control flow has no such form (irreducible cycles, CALL/RET, BRX) are
+UNSUPPORTED, with the construct and its pc; so are programs with collectives or lane-order
+points where the device's subgroups cannot hold warps."""
 from ..strategy import Strategy
 from .warp import StructuredWarp
 
@@ -15,5 +17,6 @@ def warp_for(emitter):
 
 STRATEGY = Strategy(
     "structured", "structured", flow="structured control flow per thread",
-    warp_model="lanes never meet: collective-free programs only; reconvergence at the structured merges is "
-               "the device's", make=warp_for, mode="structured")
+    warp_model="a warp is a subgroup; collectives are subgroup operations at the construct where its lanes meet, "
+               "with maximal reconvergence where the device offers it", make=warp_for, mode="structured",
+    warp_subgroups=True, needs_warps=StructuredWarp.needs_warps)

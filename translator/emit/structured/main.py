@@ -19,6 +19,7 @@ SPIR-V selection and loop constructs (:mod:`.shape` says which), no ``switch (pc
 from __future__ import annotations
 
 from ... import abi
+from ...ir.inline import name, pc_of
 from ...spirv.enums import Control
 from .shape import Scope, shape
 
@@ -40,9 +41,9 @@ class StructuredBody:
         return f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, idle),
                     f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
 
-    def _at(self, pc: int) -> int:
+    def _at(self, node: int) -> int:
         e, f = self.e, self.f
-        return f.op("IEqual", self.m.bool(), f.load(self.m.u32(), e.pc), e.k(pc))
+        return f.op("IEqual", self.m.bool(), f.load(self.m.u32(), e.pc), e.k(pc_of(node)))
 
     # ---------------------------------------------------------------- nodes
     def emit(self) -> None:
@@ -99,10 +100,10 @@ class StructuredBody:
             self.loop(x)
             return
         if x in self.emitted:       # the shape puts each block once; a second would be a bug here
-            raise AssertionError(f"block {x:#06x} emitted twice")
+            raise AssertionError(f"block {name(x)} emitted twice")
         self.emitted.add(x)
         e = self.e
-        e.emit_block(e.reachable[x], self._running(), free=True)
+        e.emit_block(e.reachable[pc_of(x)], self._running(), free=True)
         e.failures.settle()
 
     def loop(self, header: int) -> None:

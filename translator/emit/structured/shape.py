@@ -12,23 +12,31 @@ immediate post-dominator) follows the selection's merge directly; one that some 
 avoid is guarded by ``if (pc == node)``, the thread's pc being the guard variable that a jump
 crossing a construct sets.
 
+An indirect branch (BRX) is a dispatch like any other: its successors are its jump table's
+targets, each an arm or a merge.
+
 Edges that leave a scope (a loop's back edge to its header: the next iteration; a break to a
 block outside the loop, to any depth) are not edges of its graph: the jump sets the pc, the
 rest of the iteration passes over (every guard and arm tests the pc), the loop's continue
 block goes round again where the pc is the header and leaves otherwise, and the dispatch after
 the loop's merge (the loop node's successors are its exit targets) picks where it went.
 
+Calls are inlined (:mod:`translator.ir.inline`): a helper's blocks are laid out again at each
+call site, so its collectives run with the lanes that called it. A node is a block of one copy
+(``copy << 32 | pc``); the thread's pc, the guard variable, is the block's pc, which each copy
+tests inside its own constructs only.
+
 What cannot be shaped this way raises :class:`UnsupportedInstruction`, naming the construct
-and its pc: an irreducible cycle, CALL/RET, BRX.
+and its pc: an irreducible cycle, recursion.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ...errors import UnsupportedInstruction
-from ...ir.loops import depth_first, dominates, hexpc, immediate_dominators
+from ...ir.inline import Inlined, NotInlinable, inline, name
+from ...ir.loops import depth_first, dominates, immediate_dominators
 from ...ir.program import Program
-from ...ir.structure import analyse
 
 END = -3            # the virtual sink of a scope's graph (post-dominators)
 
@@ -68,16 +76,10 @@ class Shape:
 
 def unsupported_reason(program: Program) -> tuple[str, str] | None:
     """(why the program has no structured form, the construct) or None where it has one."""
-    reach = program.reachable
-    for pc in sorted(reach):
-        for i in reach[pc].insts:
-            if i.spec.flow in ("call", "return") and not i.spec.external:
-                return f"{i.where}: '{i.text}' at {hexpc(i.pc)}: CALL/RET (helpers as functions of their own " \
-                       "are not built)", i.opcode
-            if i.spec.target == "table":
-                return f"{i.where}: '{i.text}' at {hexpc(i.pc)}: BRX (an indirect branch has no structured form " \
-                       "here)", i.opcode
-    found = analyse(program, "over")
+    try:
+        found = inline(program)
+    except NotInlinable as e:
+        return str(e), "CALL"
     if not found.reducible:
         return f"{program.name}: {found.reason}", "irreducible"
     return None
@@ -88,13 +90,13 @@ def shape(program: Program) -> Shape:
     why = unsupported_reason(program)
     if why is not None:
         raise UnsupportedInstruction(f"structured: {why[0]}", why[1])
-    found = analyse(program, "over")
-    cfg, forest = found.cfg, found.loops
+    found: Inlined = inline(program)
+    forest = found.loops
     scopes: dict[int | None, Scope] = {}
-    everything = frozenset(cfg.succ)
-    scopes[None] = _scope(program, cfg.succ, None, cfg.entry, everything, forest.roots, forest)
+    everything = frozenset(found.succ)
+    scopes[None] = _scope(program, found.succ, None, found.entry, everything, forest.roots, forest)
     for h, loop in forest.loops.items():
-        scopes[h] = _scope(program, cfg.succ, h, h, loop.body, loop.children, forest)
+        scopes[h] = _scope(program, found.succ, h, h, loop.body, loop.children, forest)
     return Shape(scopes, frozenset(forest.loops))
 
 
@@ -117,8 +119,8 @@ def _scope(program: Program, succ, header, root, body, children, forest) -> Scop
                 leaves.add(n)
             elif node(d) not in out[n]:
                 if node(d) != d:
-                    raise UnsupportedInstruction(f"structured: {program.name}: the edge to {hexpc(d)} enters the "
-                                                 f"loop at {hexpc(node(d))} elsewhere than its header",
+                    raise UnsupportedInstruction(f"structured: {program.name}: the edge to {name(d)} enters the "
+                                                 f"loop at {name(node(d))} elsewhere than its header",
                                                  "irreducible")
                 out[n].append(d)
     for n in nodes:
@@ -130,7 +132,7 @@ def _scope(program: Program, succ, header, root, body, children, forest) -> Scop
     graph = {n: tuple(v) for n, v in out.items()}
     post, back = depth_first([root], graph)
     if back or len(post) != len(nodes):
-        raise UnsupportedInstruction(f"structured: {program.name}: the scope at {hexpc(root)} is not an acyclic "
+        raise UnsupportedInstruction(f"structured: {program.name}: the scope at {name(root)} is not an acyclic "
                                      "graph entered at its head", "irreducible")
     order = tuple(reversed(post))
     preds = {n: tuple(pred[n]) for n in nodes}
