@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from warpboard.harness.files import OutputError, output_problem, write_atomic
 
-from . import bench_page, collect, history, render
+from . import bench_page, collect, history, history_page, render
 from .collect import ResultsError
 from .merge import merge
 from .render import plain
@@ -39,7 +39,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "translator beside native CUDA (-o PAGE.html)")
     p.add_argument("--history", action="store_true",
                    help="the runs given in created order: passed/ran per column and run, and every cell "
-                        "that changed status from one run to the next")
+                        "that changed status from one run to the next (--format html: a page with a chart)")
     p.add_argument("--against", type=Path, metavar="OLD.json",
                    help="baseline results: list regressions, fixes and new cases")
     p.add_argument("--format", choices=FORMATS, default="terminal",
@@ -98,7 +98,7 @@ def run_report(args: argparse.Namespace) -> int:
         except ResultsError as exc:
             print(f"warpboard report: {render.plain(exc)}", file=sys.stderr)
             return 2
-        text = history.render_history(runs, args.format)
+        text = history_page.page(runs) if args.format == "html" else history.render_history(runs, args.format)
         if args.output:
             write_atomic(args.output, text)
         else:

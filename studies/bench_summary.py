@@ -4,6 +4,7 @@ translated time over native CUDA per bench kernel and mode, turns over free mode
 alone, the driver's compile times, and the rows whose words or clock are not to be trusted."""
 from __future__ import annotations
 
+import math
 import statistics
 
 TARGETS = {"turns_over_free": 1.5, "barriers_per_instruction": 0.25, "library_wall_s": 60.0,
@@ -36,6 +37,24 @@ def native_ratios(rows: list[dict], native: dict | None) -> dict:
     return out
 
 
+def _spread(row: dict) -> dict:
+    return row.get("gpu_s") or row["dispatch_s"]
+
+
+def beside_free(found: list[tuple[str, float, dict, dict]]) -> dict:
+    """The `structured` strategy over turns' free mode on one device, from (case, ratio of
+    median times, structured row, free row): the median, largest and geometric mean of the
+    ratios, and the cases slower beyond the spread of their dispatches (structured's fastest
+    dispatch slower than free mode's slowest). A library case dispatches for tens of
+    microseconds on lavapipe, where one dispatch differs from the next by half: the largest
+    ratio of medians over ninety cases says more of that spread than of the code."""
+    ratios = [v for _, v, _, _ in found]
+    return {"median": statistics.median(ratios), "max": max(ratios),
+            "geomean": math.exp(sum(math.log(v) for v in ratios) / len(ratios)),
+            "cases": {case: v for case, v, _, _ in found},
+            "slower": sorted(case for case, _, mine, free in found if _spread(mine)["min"] > _spread(free)["max"])}
+
+
 def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = None,
               parse: dict | None = None) -> dict:
     """The figures the targets speak of, over the library rows (and :func:`parse_rate`'s)."""
@@ -54,7 +73,7 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
         if r["mode"] == "structured" and not r["case"].startswith("bench/"):
             free = next((f for f in ok if f["case"] == r["case"] and f["device"] == r["device"] and f["mode"] == "free"), None)
             if free:
-                structured.setdefault(r["device"], []).append((r["case"], _time(r) / max(1e-9, _time(free))))
+                structured.setdefault(r["device"], []).append((r["case"], _time(r) / max(1e-9, _time(free)), r, free))
         if r["mode"] == "turns":
             free = next((f for f in ok if f["case"] == r["case"] and f["device"] == r["device"] and f["mode"] == "free"), None)
             if free:
@@ -77,7 +96,7 @@ def summarise(rows: list[dict], walls: dict[str, float], native: dict | None = N
     return {
         "turns_over_free": by_device(ratios),              # the device's clock where it has one
         "turns_over_free_wall_clock": by_device(wall),     # what a run waits for, submission included
-        "structured_over_free": by_device(structured),     # the structured strategy over turns' free mode
+        "structured_over_free": {d: beside_free(vs) for d, vs in structured.items()},
         "barriers_per_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, instr),
         "barriers_per_warp_instruction": sum(r["barriers"] for r in turns_rows) / max(1e-9, warp_instr),
         "translate_instructions_per_s": translated / max(1e-9, seconds),
