@@ -245,11 +245,8 @@ def _overview(results) -> dict:
 
 
 def _speed(results) -> dict:
-    translators, devices, found = summary.speed(results)
-    if not any(t != "turns" for t, _ in found):
-        return {"headers": [], "rows": []}
-    return {"headers": ["translator"] + devices,
-            "rows": [[t] + [found[(t, d)].text() if (t, d) in found else "—" for d in devices] for t in translators]}
+    headers, rows = summary.speed_table(results)
+    return {"headers": headers, "rows": rows}
 
 
 def _families(results) -> dict:

@@ -120,11 +120,8 @@ def overview_rows(results: dict[str, Any], bars: bool = True) -> tuple[list[str]
 
 
 def speed_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """(headers, rows) of launch time over ``turns`` per translator and device (no rows where
-    no translator but ``turns`` has times)."""
-    translators, devices, found = summary.speed(results)
-    rows = [[t] + [found[(t, d)].text() if (t, d) in found else "—" for d in devices] for t in translators]
-    return (["translator"] + devices, rows) if any(t != "turns" for t, _ in found) else ([], [])
+    """(headers, rows) of launch times: :func:`reports.summary.speed_table`."""
+    return summary.speed_table(results)
 
 
 def family_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -149,7 +146,8 @@ def _md_overview(results: dict[str, Any]) -> list[str]:
         out += ["", "Launch time over `turns` on the same device (geometric mean over the cases both pass; the "
                 "driver's timestamps where the device has them, of each cell's one launch, which on lavapipe "
                 "includes the driver compiling the shader at its first dispatch: `warpboard bench` times "
-                "repeated dispatches):", "",
+                "repeated dispatches). \"chip ×\": over the kernel's own time on an NVIDIA GPU, where captured "
+                "cases carry it (CUPTI), on NVIDIA's devices:", "",
                 tabulate([[md(c) for c in r] for r in rows], headers=[md(h) for h in headers], tablefmt="github",
                          disable_numparse=True, stralign="left")]
     headers, rows = family_rows(results)

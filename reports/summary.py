@@ -150,4 +150,38 @@ def speed(results: dict[str, Any], reference: str = "turns") -> tuple[list[str],
     return translators, devices, out
 
 
-__all__ = ["Tally", "Speed", "overview", "families", "speed", "family_of", "REFERENCE"]
+def over_chip(results: dict[str, Any]) -> dict[tuple[str, str], Speed]:
+    """{(translator, device): Speed} of launch time over the chip's own time for the case
+    (``provenance.chip_ms``, which ``warpboard capture`` records from CUPTI), on NVIDIA's
+    devices only: a CPU's time over a GPU's says nothing of the translation."""
+    chip = {c["id"]: c["provenance"]["chip_ms"] / 1e3 for c in results.get("cases", [])
+            if isinstance((c.get("provenance") or {}).get("chip_ms"), (int, float))}
+    nvidia = {d["id"] for d in results.get("devices", [])
+              if "nvidia" in " ".join(str(d.get(k, "")) for k in ("id", "name", "driver_name")).lower()}
+    found: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for r in results.get("results", []):
+        translator = collect.translator_of(r)
+        if translator is None or r.get("status") != Status.PASS.value or not r.get("run_s") \
+                or r["case"] not in chip or r["device"] not in nvidia:
+            continue
+        found.setdefault((translator, r["device"]), []).append(
+            (math.log(r["run_s"] / chip[r["case"]]), r.get("run_clock") or "host"))
+    return {k: Speed(math.exp(sum(v for v, _ in vs) / len(vs)), len(vs),
+                     vs[0][1] if len({c for _, c in vs}) == 1 else "mixed") for k, vs in found.items()}
+
+
+def speed_table(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """(headers, rows) of launch time over ``turns`` per translator and device, and over the
+    chip's own time where cases carry one (no rows where there is neither)."""
+    translators, devices, found = speed(results)
+    chip = over_chip(results)
+
+    def cell(t, d):
+        parts = ([found[(t, d)].text()] if (t, d) in found and t != "turns" else []) + \
+                ([f"chip {chip[(t, d)].text()}"] if (t, d) in chip else [])
+        return "; ".join(parts) or "—"
+    rows = [[t] + [cell(t, d) for d in devices] for t in translators]
+    return (["translator"] + devices, rows) if chip or any(t != "turns" for t, _ in found) else ([], [])
+
+
+__all__ = ["Tally", "Speed", "speed_table", "overview", "families", "speed", "over_chip", "family_of", "REFERENCE"]

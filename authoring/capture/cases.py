@@ -315,6 +315,8 @@ def _write(ctx: Context, launch: Launch, cubin: Cubin, listing: str, data, buffe
             + (f", identical over {runs} runs" if runs > 1 else "")),
         "listing = " + toml_string(f"{ctx.meta.get('build', 'built by its own build')}; cuobjdump -xelf all; "
                                    f"nvdisasm -c {cubin.stem}.cubin"),
+        *([f"chip_ms = {launch.device_ns / 1e6!r}  # the launch's kernel time on that GPU (CUPTI activity record)"]
+          if launch.device_ns is not None else []),
         "",
         "[launch]",
         f"grid = [{', '.join(map(str, launch.grid))}]",

@@ -11,7 +11,9 @@
  *             WARPBOARD_CAPTURE_GLOBALS, to files (".before");
  *   on exit:  waits for the launch and writes the same memory again (".after"),
  *
- * then one JSON line describing the launch to launches.jsonl. Beside each allocation it
+ * then one JSON line describing the launch to launches.jsonl, with the launch's time on the
+ * chip from CUPTI's activity record of the kernel ("device_ns": its end less its start, the
+ * record matched to the launch by CUPTI's correlation id; null where none came). Beside each allocation it
  * copies it watches a guard: the first bytes of the next live allocation above it (the driver
  * packs allocations: a store past one's end lands in the next, and the chip does not fault),
  * when that is none of the launch's own; the line says which byte of it the launch changed
@@ -43,6 +45,14 @@
 #define MAX_LIVE 65536             /* allocations tracked for the guards */
 #define GUARD_BYTES 4096           /* bytes of the next allocation watched after each region */
 #define GUARD_GAP (2u << 20)       /* ... when it begins within this many bytes of the region's end */
+#define MAX_TIMES 256              /* kernel durations kept until their launch's line is written */
+#define ACTIVITY_BUFFER (1u << 20)
+
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 KernelRecord;   /* CUDA 13 has this one kernel record */
+#else
+typedef CUpti_ActivityKernel9 KernelRecord;    /* CUDA 12's latest */
+#endif
 
 typedef struct {
     CUdeviceptr base;
@@ -77,6 +87,7 @@ typedef struct {
     int nguards;
     int copied;            /* the memory was written (kept, not over the limits) */
     const char *skip;      /* why the launch is only listed */
+    uint32_t correlation;  /* CUPTI's id of the launch call, which its kernel's activity record names */
     char note[256];
 } Launch;
 
@@ -98,6 +109,47 @@ static int nstreams;
 static CUdeviceptr live_base[MAX_LIVE];   /* the allocations made and not freed (cuMemAlloc...) */
 static size_t live_size[MAX_LIVE];
 static int nlive;
+
+/* Kernel durations from CUPTI's activity records, by correlation id: written by the buffer
+ * callback (CUPTI may call it on a thread of its own), read when the launch's line is written. */
+static pthread_mutex_t times_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t time_ids[MAX_TIMES];
+static unsigned long long time_ns[MAX_TIMES];
+static unsigned ntimes;
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+    *buffer = aligned_alloc(8, ACTIVITY_BUFFER);
+    *size = *buffer ? ACTIVITY_BUFFER : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid) {
+    (void)ctx; (void)stream; (void)size;
+    CUpti_Activity *record = NULL;
+    while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+        if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+            continue;
+        const KernelRecord *k = (const KernelRecord *)record;
+        pthread_mutex_lock(&times_lock);
+        time_ids[ntimes % MAX_TIMES] = k->correlationId;
+        time_ns[ntimes % MAX_TIMES] = k->end > k->start ? k->end - k->start : 0;
+        ntimes++;
+        pthread_mutex_unlock(&times_lock);
+    }
+    free(buffer);
+}
+
+/* The launch's kernel time on the chip in ns, or -1: its records delivered now (the device
+ * is idle: the launch is done). */
+static long long kernel_ns(uint32_t correlation) {
+    cuptiActivityFlushAll(0);
+    long long found = -1;
+    pthread_mutex_lock(&times_lock);
+    for (unsigned i = 0; i < ntimes && i < MAX_TIMES; i++)
+        if (time_ids[i] == correlation) found = (long long)time_ns[i];
+    pthread_mutex_unlock(&times_lock);
+    return found;
+}
 
 static void json_string(FILE *f, const char *s) {
     fputc('"', f);
@@ -282,6 +334,7 @@ static void begin_launch(const CUpti_CallbackData *cb, const char *api, CUfuncti
     if (!l) { pthread_mutex_unlock(&lock); return; }
     l->index = launches++;
     l->api = api;
+    l->correlation = cb->correlationId;
     l->kernel = cb->symbolName ? cb->symbolName : "";
     if (!*l->kernel) {
         const char *name = NULL;
@@ -321,10 +374,14 @@ static void end_launch(CUresult status) {
     Launch *l = pending;
     if (!l) return;
     pending = NULL;
+    long long ns = -1;
     if (l->copied) {
         CUresult done = cuCtxSynchronize();
-        if (status == CUDA_SUCCESS && done == CUDA_SUCCESS) { write_memory(l, "after"); check_guards(l); }
-        else { snprintf(l->note, sizeof l->note, "the launch failed (CUresult %d, %d)", status, done); l->skip = l->note; }
+        if (status == CUDA_SUCCESS && done == CUDA_SUCCESS) {
+            ns = kernel_ns(l->correlation);
+            write_memory(l, "after");
+            check_guards(l);
+        } else { snprintf(l->note, sizeof l->note, "the launch failed (CUresult %d, %d)", status, done); l->skip = l->note; }
     }
     FILE *f = log_file;
     fprintf(f, "{\"launch\": %ld, \"api\": ", l->index);
@@ -337,6 +394,7 @@ static void end_launch(CUresult status) {
     fprintf(f, ", \"cooperative\": %d, \"cluster\": %d, \"copied\": %d, \"skip\": ", l->cooperative, l->cluster,
             l->copied && !l->skip);
     if (l->skip) json_string(f, l->skip); else fputs("null", f);
+    if (ns >= 0) fprintf(f, ", \"device_ns\": %lld", ns); else fputs(", \"device_ns\": null", f);
     fprintf(f, ", \"params\": [");
     for (int i = 0; i < l->nparams; i++)
         fprintf(f, "%s[%zu, %zu]", i ? ", " : "", l->param_offset[i], l->param_size[i]);
@@ -474,6 +532,10 @@ int InitializeInjection(void) {
         fprintf(stderr, "warpboard capture: CUPTI would not subscribe to the driver's calls\n");
         return 0;
     }
+    /* each kernel's start and end on the chip, delivered to buffer_completed */
+    if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+        fprintf(stderr, "warpboard capture: CUPTI gives no kernel times here; launches carry none\n");
     fprintf(log_file, "{\"interposer\": 1, \"max_per_kernel\": %ld, \"max_bytes\": %llu, \"globals\": %d}\n",
             max_per_kernel, max_bytes, nglobals);
     fflush(log_file);

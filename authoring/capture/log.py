@@ -69,6 +69,7 @@ class Launch:
     live: list[tuple[int, int]] = field(default_factory=list)   # (base, size) allocated then
     guards: list[Guard] = field(default_factory=list)
     folder: Path = Path(".")
+    device_ns: int | None = None               # the kernel's time on the chip (CUPTI's activity record)
 
     def memory(self, k: int, side: str) -> bytes:
         """Region ``k``'s bytes ``side`` ("before" or "after") the launch."""
@@ -121,6 +122,7 @@ def _launch(e: dict, live: list[tuple[int, int]], folder: Path, where: str) -> L
                       regions=[Region(r["base"], r["size"], r["memtype"], bool(r["managed"]), r["name"])
                                for r in e["regions"]],
                       live=live, folder=folder,
-                      guards=[Guard(g["base"], g["size"], g["region"], g["changed"]) for g in e.get("guards", [])])
+                      guards=[Guard(g["base"], g["size"], g["region"], g["changed"]) for g in e.get("guards", [])],
+                      device_ns=e.get("device_ns"))
     except (KeyError, TypeError, ValueError) as err:
         raise CaptureError(f"{where}: a launch line without {err}") from None

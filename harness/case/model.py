@@ -56,7 +56,7 @@ PROVENANCE_KINDS = ("chip", "derived", "pending")
 TOP_KEYS = ("name", "summary", "tags", "kernel", "listing", "sass", "source",
             "step_budget", "provenance", "launch", "buffers", "params", "constants",
             "strings", "printf", "cubin", "words")
-PROVENANCE_KEYS = ("expected", "recorded_on", "listing", "derivation")
+PROVENANCE_KEYS = ("expected", "recorded_on", "listing", "derivation", "chip_ms")
 LAUNCH_KEYS = ("grid", "block", "shared_bytes")
 BUFFER_KEYS = ("name", "words", "init", "expected", "compare")
 PARAM_KINDS = ("buffer", "u8", "u16", "u32", "u64")
@@ -445,6 +445,10 @@ def _provenance(loc: Locator, data: dict) -> dict:
         raise c.err(None, f"provenance.{needed}: required when expected = \"{kind}\"")
     c.string("recorded_on", required=False)
     c.string("derivation", required=False)
+    chip = data.get("chip_ms")
+    if chip is not None and (isinstance(chip, bool) or not isinstance(chip, (int, float)) or not chip > 0):
+        raise c.err("chip_ms", f"provenance.chip_ms: the launch's kernel time on the chip in milliseconds, "
+                               f"a positive number, not {chip!r}")
     return dict(data)
 
 

@@ -55,3 +55,19 @@ def test_the_markdown_opens_with_the_overview():
     text = render.markdown(DOC)
     assert text.index("### Translators × devices") < text.index("Failed cells") < text.index("Scoreboard:")
     assert "×4.00 over 2" in text and "2/3 (1 wrong); 1 not run" in text
+
+
+def test_times_over_the_chip_where_captured_cases_carry_it_and_only_on_nvidia():
+    doc = _doc([_cell("cap/a", "nvidia-h100", "PASS", run_s=0.004), _cell("cap/a", "nvidia-h100", "PASS", "mine", run_s=0.001),
+                _cell("cap/b", "nvidia-h100", "PASS", run_s=0.009), _cell("cap/b", "nvidia-h100", "FAIL", "mine", run_s=0.002),
+                _cell("cap/a", "lavapipe-w8", "PASS", run_s=0.5), _cell("cap/c", "nvidia-h100", "PASS", run_s=1.0)])
+    doc["devices"] = [{"id": "nvidia-h100", "driver_name": "NVIDIA"}, {"id": "lavapipe-w8", "driver_name": "llvmpipe"}]
+    doc["cases"] = [{"id": "cap/a", "provenance": {"chip_ms": 1.0}}, {"id": "cap/b", "provenance": {"chip_ms": 1.0}},
+                    {"id": "cap/c", "provenance": {}}]
+    found = summary.over_chip(doc)
+    assert set(found) == {("turns", "nvidia-h100"), ("mine", "nvidia-h100")}     # not lavapipe's, not cap/c
+    assert math.isclose(found[("turns", "nvidia-h100")].ratio, 6.0) and found[("turns", "nvidia-h100")].cases == 2
+    assert math.isclose(found[("mine", "nvidia-h100")].ratio, 1.0) and found[("mine", "nvidia-h100")].cases == 1
+    headers, rows = summary.speed_table(doc)
+    assert headers == ["translator", "nvidia-h100", "lavapipe-w8"]
+    assert rows[0][1] == "chip ×6.00 over 2" and rows[1][1] == "×0.25 over 1; chip ×1.00 over 1"

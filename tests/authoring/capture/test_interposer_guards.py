@@ -1,4 +1,4 @@
-"""The interposer's guards (authoring/capture/interposer.c), without a GPU: ``fake_driver.c``
+"""The interposer's guards and kernel times (authoring/capture/interposer.c), without a GPU: ``fake_driver.c``
 includes the interposer and fakes the driver calls it makes (device memory is host memory),
 logs five allocations and makes five launches that store past the end of their allocation or
 not; the test reads the record as ``warpboard capture`` does (authoring/capture/log.py) and the
@@ -67,3 +67,9 @@ def test_a_launch_that_changed_its_guard_writes_outside_its_allocations(recorded
                           f"past the end of region 0 (4096 bytes at 0x{a:x}), in an allocation the launch was not given")
     assert reasons[3] == (f"writes outside its allocations: the chip changed the byte at 0x{c + 4097:x}, 97 bytes "
                           f"past the end of region 0 (4000 bytes at 0x{c:x}), in an allocation the launch was not given")
+
+
+def test_each_launch_carries_its_kernel_time_from_cupti(recorded):
+    """Matched by correlation id: 10 ns per float stored; launch 4's record never came."""
+    _, launches = read_run(recorded)
+    assert [l.device_ns for l in launches] == [10240, 10300, 10100, 10400, None]

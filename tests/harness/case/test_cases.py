@@ -258,6 +258,13 @@ def test_chip_provenance_needs_recorded_on(make_case):
     assert msg == f'{make_case.root}/tiny.toml:7: provenance.recorded_on: required when expected = "chip"'
 
 
+def test_a_chip_time_is_a_positive_number_of_milliseconds(make_case):
+    ok = _write(make_case, GOOD.replace('recorded_on = "somewhere"\n', 'recorded_on = "somewhere"\nchip_ms = 0.25\n'))
+    assert load_case(ok, root=make_case.root).provenance["chip_ms"] == 0.25
+    msg = _error(make_case, GOOD.replace('recorded_on = "somewhere"\n', 'recorded_on = "somewhere"\nchip_ms = "fast"\n'))
+    assert "provenance.chip_ms: the launch's kernel time on the chip in milliseconds, a positive number, not 'fast'" in msg
+
+
 def test_missing_required_key(make_case):
     msg = _error(make_case, GOOD.replace('summary = "Smallest case."\n', ""))
     assert msg == f"{make_case.root}/tiny.toml: missing required key 'summary'"
