@@ -144,8 +144,8 @@ def _md_overview(results: dict[str, Any]) -> list[str]:
     headers, rows = speed_rows(results)
     if rows:
         out += ["", "Launch time over `turns` on the same device (geometric mean over the cases both pass; the "
-                "driver's timestamps where the device has them, of each cell's one launch, which on lavapipe "
-                "includes the driver compiling the shader at its first dispatch: `warpboard bench` times "
+                "driver's timestamps where the device has them, of a cell's second launch where its first took "
+                "under half a second, as lavapipe compiles at the first dispatch; `warpboard bench` times "
                 "repeated dispatches). \"chip ×\": over the kernel's own time on an NVIDIA GPU, where captured "
                 "cases carry it (CUPTI), on NVIDIA's devices:", "",
                 tabulate([[md(c) for c in r] for r in rows], headers=[md(h) for h in headers], tablefmt="github",

@@ -106,6 +106,8 @@ def run_case(case: Case, device_id: str, device=None, options: Options | None = 
                 raise _BeyondDevice(beyond)
             raw = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
         _record(case, raw, result)
+        if device is not None:
+            _retime(device, prep, shader, options, result)
     except (UnsupportedInstruction, _BeyondDevice) as exc:
         result.outcome, result.message = Outcome.UNSUPPORTED.value, str(exc)
     except (TranslatorError, CaseError) as exc:
@@ -151,6 +153,27 @@ def shader_limit(spirv: bytes, info) -> str | None:
         return (f"the shader's workgroup variables take {need} bytes (the kernel's shared memory and "
                 f"the translator's own); the device has {info.max_shared_memory}")
     return None
+
+
+RETIME_S = 0.5
+"""A passing cell whose launch took less than this is launched again for its time: lavapipe
+compiles a shader at its first dispatch, inside the device's timestamps, and a short launch's
+time is then mostly the compile. A longer launch keeps its own time (the compile is a small
+part of it, and a second launch would double the cell)."""
+
+
+def _retime(device, prep, shader, options, result: CaseResult) -> None:
+    """The cell's time from a second launch, where :data:`RETIME_S` says; the first's where the
+    second fails (its words were judged on the first)."""
+    if result.outcome != Outcome.OK.value or result.run_s is None or result.run_s >= RETIME_S:
+        return
+    try:
+        again = run_vulkan(device, prep, shader, timeout_s=options.timeout_s)
+    except Exception:  # noqa: BLE001 - the cell keeps its first launch's time
+        return
+    clock = "device" if "gpu_s" in again.timings else "host"
+    if clock == result.run_clock and again.outcome is Outcome.OK:
+        result.run_s = again.timings["gpu_s" if clock == "device" else "run_s"]
 
 
 def _record(case: Case, raw, result: CaseResult) -> None:

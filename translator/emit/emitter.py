@@ -264,7 +264,7 @@ class Emitter:
             self.f.store(self._clock_var, self._clock_base)
         for k, inst in enumerate(block.insts):
             if inst.pc in points:
-                warp.order_point(inst)
+                warp.order_point(inst, active)
 
             def run_pass(k=k, inst=inst):
                 if self._clock_base is not None:

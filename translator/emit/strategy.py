@@ -27,8 +27,8 @@ class WarpModel(Protocol):
     execution modes the shader declares), ``subgroup_size`` (the subgroup size the pipeline
     must ask for), ``scratch_words`` (heap words each workgroup's bookkeeping takes),
     ``converge`` (free mode: a warp's lanes meet at the lowest pc), ``region_masks_shared``
-    (convergence-barrier masks in workgroup memory), ``order_point`` (lanes see each other's
-    memory before an instruction)."""
+    (convergence-barrier masks in workgroup memory), ``order_point(inst, active)`` (lanes
+    see each other's memory before an instruction; ``active``: the block's threads)."""
 
     def active(self, x) -> V: ...
     def ballot(self, x, p: B) -> V: ...

@@ -116,7 +116,7 @@ class SubgroupWarp(NoWaits):
         return self._each_lane(x, x.sel(x.en, value, x.k32(start)), step, x.k32(start))[0]
 
     # ---------------------------------------------------------------- waits and regions
-    def order_point(self, inst): pass
+    def order_point(self, inst, active): pass
 
     def bar(self, x, kind, barrier, count, pred):
         if kind != "sync" or count is not None or x._value(barrier) != 0:

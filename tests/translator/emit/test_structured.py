@@ -35,7 +35,8 @@ spirv_val = _spirv_valid().spirv_val
 MIN_TRANSLATED = 230    # for subgroups that are warps: all but 5 barrier forms Vulkan lacks (233 when written)
 WARPS = Target(warp_subgroups=True)
 RUNS = ["basic/uneven_loops", "basic/bytes_switch", "memory/local_divergent", "printf/loop",
-        "repro/spmv_csr_serial", "basic/divmod64", "realkernels/switch_table"]   # the whole library: make scoreboard
+        "repro/spmv_csr_serial", "basic/divmod64", "realkernels/switch_table",
+        "captured/reduction/reduce0_int_2"]   # the whole library: make scoreboard
 
 
 def _opcodes(code: bytes) -> list[int]:
@@ -102,15 +103,27 @@ IRREDUCIBLE = ["S2R R0, SR_TID.X", "ISETP.GE.AND P0, PT, R0, 0x4, PT", "@P0 BRA 
                "ISETP.LT.AND P1, PT, R0, 0x40, PT", "@P1 BRA `(.L_x_1)", "EXIT"]
 
 
+RECURSES = ["S2R R0, SR_TID.X", ".L_x_0:", "MOV R20, 0x20", "CALL.REL.NOINC `(.L_x_f)", "EXIT", ".L_x_f:",
+            "ISETP.GE.AND P0, PT, R0, 0x4, PT", "IADD3 R0, R0, 0x1, RZ", "@!P0 CALL.REL.NOINC `(.L_x_f)",
+            "RET.REL.NODEC R20 `(.L_x_0)"]
+
+
 def test_what_it_cannot_structure_is_unsupported_with_a_reason():
     program = load_program("k:\n.text.k:\n" + listing(IRREDUCIBLE), "k")
     with pytest.raises(UnsupportedInstruction, match="irreducible"):
+        translate(program, (8, 1, 1), strategy="structured")
+    program = load_program("k:\n.text.k:\n" + listing(RECURSES), "k")
+    with pytest.raises(UnsupportedInstruction, match=r"<listing>:11: .*calls a helper it is inside of \(recursion\)"):
         translate(program, (8, 1, 1), strategy="structured")
     # collectives and lane-order points need a warp on a subgroup
     with pytest.raises(UnsupportedInstruction, match="collectives need a warp to be a subgroup"):
         _structured(library_case("vote/vote_split_masks"), Target())
     with pytest.raises(UnsupportedInstruction, match="lane-order points need a warp"):
         _structured(library_case("warpsync_mem/war_shared"), Target())
+    # a point in a block that falls into a BAR.SYNC is a workgroup barrier there: no warps needed
+    needs = STRATEGIES["structured"].needs_warps
+    assert needs(prepare(library_case("captured/reduction/reduce0_int_2")).program) is None
+    assert needs(prepare(library_case("memory/lds_uniform_index")).program) == "lane-order points"
     with pytest.raises(UnsupportedInstruction, match="BAR.ARV"):
         _structured(library_case("barrier/hand_bar_arv_counts"))
 
@@ -141,7 +154,8 @@ def test_a_helper_called_twice_is_inlined_at_each_call():
 
 def test_library_cases_pass_on_lavapipe(lavapipe_config):
     """Loops, nested branches, early exits, local memory, printf, an inlined helper, a jump
-    table: words as expected; what needs warps on 8-wide subgroups is UNSUPPORTED."""
+    table, lane-order points before a block barrier: words as expected; what needs warps on
+    8-wide subgroups is UNSUPPORTED."""
     cases = [library_case(c) for c in RUNS + ["spin/never_ends", "warpsync_mem/war_shared"]]
     options = engine.Options(retries=0, translators=({"name": "structured"},))
     doc = engine.run_matrix(cases, [lavapipe_config(8)], interp=False, options=options, jobs=1)

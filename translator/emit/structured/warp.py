@@ -5,11 +5,14 @@ A warp's lanes meet where the structure brings them together: collectives are su
 operations (:class:`translator.emit.subgroups.SubgroupWarp`) at the construct each thread
 is in, with maximal reconvergence where the device offers it, so the lanes at a VOTE are
 the ones that took the same way to it, as at the chip's BSYNC. BSSY/BSYNC, WARPSYNC and
-YIELD do nothing: the merges of the structured constructs are where the warp rejoins. A
-lane-order point (:mod:`translator.ir.order`) is a subgroup memory barrier: the lanes run in
-step there only where a warp is a subgroup, so a program with one needs warps as a program
-with collectives does. ``BAR.SYNC 0`` is a workgroup ``OpControlBarrier`` where the thread
-meets it.
+YIELD do nothing: the merges of the structured constructs are where the warp rejoins.
+``BAR.SYNC 0`` is a workgroup ``OpControlBarrier`` where the thread meets it.
+
+A lane-order point (:mod:`translator.ir.order`) is a subgroup memory barrier where a warp is
+a subgroup: its lanes run in step. Elsewhere it is a workgroup barrier, which is only right
+where the threads reach it together: in a block that holds a ``BAR.SYNC`` too, or falls
+into one with no branch between, which the program itself asks the whole block to reach. A program with a point anywhere else needs its
+warps on subgroups, as a program with collectives does.
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ class StructuredWarp(SubgroupWarp):
     @staticmethod
     def needs_warps(program) -> str | None:
         found = [what for what, has in (("collectives", program.collectives),
-                                        ("lane-order points", program.order.points)) if has]
+                                        ("lane-order points", _points_without_bar(program))) if has]
         return " and ".join(found) or None
 
     def fits(self, size: int) -> int:
@@ -45,10 +48,40 @@ class StructuredWarp(SubgroupWarp):
         f, bool_, e = self.f, self.m.bool(), self.e
         return f.op("LogicalOr", bool_, super().fits(size), f.op("UGreaterThanEqual", bool_, size, e.k(e.nthreads)))
 
-    def order_point(self, inst):
-        """The warp's writes before ``inst`` reach its lanes (which run it in step)."""
+    def order_point(self, inst, active):
+        """The warp's accesses before ``inst`` done and seen by its lanes: a subgroup memory
+        barrier where they run in step, a workgroup barrier for the block's threads otherwise."""
         f, e = self.f, self.e
-        f.op("MemoryBarrier", None, e.k(Scope.Subgroup), e.k(Sem.AcquireRelease | Sem.WorkgroupMemory | Sem.UniformMemory))
+        sem = e.k(Sem.AcquireRelease | Sem.WorkgroupMemory | Sem.UniformMemory)
+        if e.subgroups_are_warps:
+            f.op("MemoryBarrier", None, e.k(Scope.Subgroup), sem)
+            return
+        with f.if_(active):
+            f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
 
     def emit_main(self) -> None:
         self.body.emit()
+
+
+def _points_without_bar(program) -> list[int]:
+    """The lane-order points outside every block that runs as a block barrier's does: its own,
+    or one it falls into without a branch between (one way on, and the only way in)."""
+    reach = program.reachable
+    succ = {pc: [s for s in program.successors(b) if s in reach] for pc, b in reach.items()}
+    preds: dict[int, int] = {}
+    for nexts in succ.values():
+        for s in nexts:
+            preds[s] = preds.get(s, 0) + 1
+    has_bar = lambda pc: any(i.spec.waits == "bar" for i in reach[pc].insts)   # noqa: E731
+
+    def covered(pc: int) -> bool:
+        seen = set()
+        while pc not in seen:
+            seen.add(pc)
+            if has_bar(pc):
+                return True
+            if len(succ[pc]) != 1 or preds.get(succ[pc][0]) != 1:
+                return False
+            pc = succ[pc][0]
+        return False
+    return [pc for start, block in reach.items() if not covered(start) for pc in program.order.points_in(block)]

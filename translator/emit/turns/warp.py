@@ -58,7 +58,7 @@ class FreeWarp(NoWaits):
 
     active = ballot = shfl = match_any = match_all = redux = bar = _refuse
 
-    def order_point(self, inst):
+    def order_point(self, inst, active):
         raise UnsupportedInstruction(f"{inst.where}: the lanes of a warp must see each other's memory "
                                      f"before '{inst.text}': that needs turns mode", inst.opcode)
 
@@ -177,7 +177,7 @@ class TurnsWarp(Collectives, SharedExchange, Waits, WholeWarp, TurnLoop, Bookkee
         f.barrier()
         f.store(self.nbar, f.op("IAdd", u32, f.load(u32, self.nbar), self.e.k(1)))
 
-    def order_point(self, inst):
+    def order_point(self, inst, active):
         """Everything the warp's lanes did to memory before ``inst`` is done and visible to
         each other (translator.ir.order): a subgroup barrier where a warp is one subgroup, a
         workgroup barrier otherwise. Either counts as a barrier."""
