@@ -18,6 +18,8 @@ SPIR-V selection and loop constructs (:mod:`.shape` says which), no ``switch (pc
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ... import abi
 from ...ir.inline import name, pc_of
 from ...spirv.enums import Control
@@ -31,8 +33,23 @@ class StructuredBody:
         self.e, self.f, self.m = e, e.f, e.m
         self.shape = shape(e.program)
         self.emitted: set[int] = set()          # block pcs emitted (each once)
+        self.depth = 0                          # selections and loops around the code being emitted
         # a thread whose loop the driver ended (lavapipe: 65,535 passes of a shader's loops in all)
         self.stopped = self.f.local(self.m.bool(), "stopped", self.m.const_bool(False))
+
+    @property
+    def everyone(self) -> bool:
+        """Whether the code being emitted is reached once by every invocation (running, exited
+        or stopped): the program's top scope, outside every selection and loop."""
+        return self.depth == 0
+
+    @contextmanager
+    def _nested(self):
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     # ---------------------------------------------------------------- small pieces
     def _running(self) -> int:
@@ -78,7 +95,7 @@ class StructuredBody:
                 elif scope.post_dominates(y, x):
                     self.code(scope, y)
                 else:
-                    with self.f.if_(self._at(y)):
+                    with self.f.if_(self._at(y)), self._nested():
                         self.code(scope, y)
             x = tail
 
@@ -90,10 +107,11 @@ class StructuredBody:
         if not rest and not others:
             self.code(scope, a)
         elif not rest:
-            with self.f.if_(self._at(a)):
+            with self.f.if_(self._at(a)), self._nested():
                 self.code(scope, a)
         else:
-            self.f.if_else(self._at(a), lambda: self.code(scope, a), lambda: self.dispatch(scope, rest, others))
+            with self._nested():
+                self.f.if_else(self._at(a), lambda: self.code(scope, a), lambda: self.dispatch(scope, rest, others))
 
     def node(self, scope: Scope, x: int) -> None:
         if x in scope.loops:
@@ -115,7 +133,8 @@ class StructuredBody:
         f.op("LoopMerge", None, merge, cont, Control.NONE)
         f.op("Branch", None, body)
         f.label(body)
-        self.code(self.shape.scopes[header], header)
+        with self._nested():
+            self.code(self.shape.scopes[header], header)
         f.op("Branch", None, cont)
         f.label(cont)
         steps = f.op("IAdd", u32, f.load(u32, e.steps), e.k(1))

@@ -6,7 +6,10 @@ operations (:class:`translator.emit.subgroups.SubgroupWarp`) at the construct ea
 is in, with maximal reconvergence where the device offers it, so the lanes at a VOTE are
 the ones that took the same way to it, as at the chip's BSYNC. BSSY/BSYNC, WARPSYNC and
 YIELD do nothing: the merges of the structured constructs are where the warp rejoins.
-``BAR.SYNC 0`` is a workgroup ``OpControlBarrier`` where the thread meets it.
+``BAR.SYNC 0`` is a workgroup ``OpControlBarrier`` where the thread meets it; where every
+invocation passes that code once (the top scope, outside every selection and loop), the
+threads that exited pass it too, so the barrier stays in uniform control flow, as Vulkan asks,
+and they hold no one up, as on the chip.
 
 A lane-order point (:mod:`translator.ir.order`) is a subgroup memory barrier where a warp is
 a subgroup: its lanes run in step. Elsewhere it is a workgroup barrier, which is only right
@@ -56,8 +59,20 @@ class StructuredWarp(SubgroupWarp):
         if e.subgroups_are_warps:
             f.op("MemoryBarrier", None, e.k(Scope.Subgroup), sem)
             return
+        if self.body.everyone:          # as BAR: every invocation, in uniform control flow
+            f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
+            return
         with f.if_(active):
             f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
+
+    def bar(self, x, kind, barrier, count, pred):
+        """In the top scope an unpredicated ``BAR.SYNC 0`` is every invocation's barrier."""
+        if self.body.everyone and x.inst.guard is None and kind == "sync" and count is None \
+                and x._value(barrier) == 0:
+            f, sem = self.f, x.k32(Sem.AcquireRelease | Sem.WorkgroupMemory)
+            f.op("ControlBarrier", None, x.k32(Scope.Workgroup), x.k32(Scope.Workgroup), sem)
+            return
+        super().bar(x, kind, barrier, count, pred)
 
     def emit_main(self) -> None:
         self.body.emit()
