@@ -36,7 +36,7 @@ MIN_TRANSLATED = 230    # for subgroups that are warps: all but 5 barrier forms 
 WARPS = Target(warp_subgroups=True)
 RUNS = ["basic/uneven_loops", "basic/bytes_switch", "memory/local_divergent", "printf/loop",
         "repro/spmv_csr_serial", "basic/divmod64", "realkernels/switch_table",
-        "captured/reduction/reduce0_int_2"]   # the whole library: make scoreboard
+        "captured/reduction/reduce0_int_2", "warpsync_mem/war_shared"]   # the whole library: make scoreboard
 
 
 def _opcodes(code: bytes) -> list[int]:
@@ -132,12 +132,13 @@ def test_what_it_cannot_structure_is_unsupported_with_a_reason():
     # collectives and lane-order points need a warp on a subgroup
     with pytest.raises(UnsupportedInstruction, match="collectives need a warp to be a subgroup"):
         _structured(library_case("vote/vote_split_masks"), Target())
-    with pytest.raises(UnsupportedInstruction, match="lane-order points need a warp"):
-        _structured(library_case("warpsync_mem/war_shared"), Target())
-    # a point in a block that falls into a BAR.SYNC is a workgroup barrier there: no warps needed
-    needs = STRATEGIES["structured"].needs_warps
-    assert needs(prepare(library_case("captured/reduction/reduce0_int_2")).program) is None
-    assert needs(prepare(library_case("memory/lds_uniform_index")).program) == "lane-order points"
+    with pytest.raises(UnsupportedInstruction, match=r"lds_uniform_index.sm_86.sass:28: the lanes of a warp must see "
+                                                     r"each other's memory before 'STS .* inside a branch or loop"):
+        _structured(library_case("memory/lds_uniform_index"), Target())
+    # a point in a block that falls into a BAR.SYNC, or in the top scope, is a workgroup barrier there
+    for case in ("captured/reduction/reduce0_int_2", "warpsync_mem/war_shared"):
+        assert STRATEGIES["structured"].needs_warps(prepare(library_case(case)).program) is None
+        assert spirv_val(_structured(library_case(case), Target()).spirv) is None
     with pytest.raises(UnsupportedInstruction, match="BAR.ARV"):
         _structured(library_case("barrier/hand_bar_arv_counts"))
 
@@ -170,7 +171,7 @@ def test_library_cases_pass_on_lavapipe(lavapipe_config):
     """Loops, nested branches, early exits, local memory, printf, an inlined helper, a jump
     table, lane-order points before a block barrier: words as expected; what needs warps on
     8-wide subgroups is UNSUPPORTED."""
-    cases = [library_case(c) for c in RUNS + ["spin/never_ends", "warpsync_mem/war_shared"]]
+    cases = [library_case(c) for c in RUNS + ["spin/never_ends", "memory/lds_uniform_index"]]
     options = engine.Options(retries=0, translators=({"name": "structured"},))
     doc = engine.run_matrix(cases, [lavapipe_config(8)], interp=False, options=options, jobs=1)
     cells = {r["case"]: r for r in doc["results"]}
@@ -178,10 +179,9 @@ def test_library_cases_pass_on_lavapipe(lavapipe_config):
         {c: cells[c]["message"] for c in RUNS if cells[c]["status"] != "PASS"}
     # a block of 8 is one warp on one 8-wide subgroup: it spins until its step budget is spent
     assert cells["spin/never_ends"]["status"] == "LIVELOCK"
-    # 32 lanes that share memory in instruction order: no shader rather than a wrong one
-    assert cells["warpsync_mem/war_shared"]["status"] == "UNSUPPORTED"
-    assert "lane-order points" in cells["warpsync_mem/war_shared"]["message"]
-    assert "8 wide" in cells["warpsync_mem/war_shared"]["message"]
+    # 32 lanes that share memory in instruction order inside a loop: no shader rather than a wrong one
+    assert cells["memory/lds_uniform_index"]["status"] == "UNSUPPORTED"
+    assert "must see each other's memory" in cells["memory/lds_uniform_index"]["message"]
 
 
 VOTES = ["S2R R0, SR_TID.X", "IMAD.WIDE.U32 R4, R0, 0x4, c[0x0][0x160]", "ISETP.GE.AND P0, PT, R0, 0x5, PT",

@@ -13,9 +13,10 @@ and they hold no one up, as on the chip.
 
 A lane-order point (:mod:`translator.ir.order`) is a subgroup memory barrier where a warp is
 a subgroup: its lanes run in step. Elsewhere it is a workgroup barrier, which is only right
-where the threads reach it together: in a block that holds a ``BAR.SYNC`` too, or falls
-into one with no branch between, which the program itself asks the whole block to reach. A program with a point anywhere else needs its
-warps on subgroups, as a program with collectives does.
+where the threads reach it together: in the top scope (every invocation passes it once), or
+in a block that holds a ``BAR.SYNC`` or falls into one with no branch between, which the
+program itself asks the whole block to reach. A point anywhere else makes the program
+UNSUPPORTED on subgroups that are not warps, naming the point.
 """
 from __future__ import annotations
 
@@ -32,19 +33,13 @@ class StructuredWarp(SubgroupWarp):
     owns_main = True                 # the emitter calls emit_main, whatever the mode
 
     def __init__(self, e):
-        why = self.needs_warps(e.program)
-        if why and not e.subgroups_are_warps:
+        if self.needs_warps(e.program) and not e.subgroups_are_warps:
             raise UnsupportedInstruction(
-                f"structured: {e.program.name}: its {why} need a warp to be a subgroup (or a workgroup to fit "
-                "in one), and this target's subgroups are not", "subgroups")
+                f"structured: {e.program.name}: its collectives need a warp to be a subgroup (or a workgroup to "
+                "fit in one), and this target's subgroups are not", "subgroups")
+        self.covered = frozenset(_points_before_bar(e.program))
         super().__init__(e)
         self.body = StructuredBody(e)
-
-    @staticmethod
-    def needs_warps(program) -> str | None:
-        found = [what for what, has in (("collectives", program.collectives),
-                                        ("lane-order points", _points_without_bar(program))) if has]
-        return " and ".join(found) or None
 
     def fits(self, size: int) -> int:
         """Whole warps in each subgroup, or the whole workgroup in one."""
@@ -59,9 +54,14 @@ class StructuredWarp(SubgroupWarp):
         if e.subgroups_are_warps:
             f.op("MemoryBarrier", None, e.k(Scope.Subgroup), sem)
             return
-        if self.body.everyone:          # as BAR: every invocation, in uniform control flow
+        if self.body.everyone:          # every invocation, in uniform control flow
             f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
             return
+        if inst.pc not in self.covered:
+            raise UnsupportedInstruction(
+                f"structured: {inst.where}: the lanes of a warp must see each other's memory before "
+                f"'{inst.text}', inside a branch or loop with no block barrier: that needs a warp on a subgroup, "
+                "and this target's subgroups are not warps", "order")
         with f.if_(active):
             f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
 
@@ -78,9 +78,9 @@ class StructuredWarp(SubgroupWarp):
         self.body.emit()
 
 
-def _points_without_bar(program) -> list[int]:
-    """The lane-order points outside every block that runs as a block barrier's does: its own,
-    or one it falls into without a branch between (one way on, and the only way in)."""
+def _points_before_bar(program) -> list[int]:
+    """The lane-order points in a block that runs as a block barrier's does: its own, or one
+    it falls into without a branch between (one way on, and the only way in)."""
     reach = program.reachable
     succ = {pc: [s for s in program.successors(b) if s in reach] for pc, b in reach.items()}
     preds: dict[int, int] = {}
@@ -99,4 +99,4 @@ def _points_without_bar(program) -> list[int]:
                 return False
             pc = succ[pc][0]
         return False
-    return [pc for start, block in reach.items() if not covered(start) for pc in program.order.points_in(block)]
+    return [pc for start, block in reach.items() if covered(start) for pc in program.order.points_in(block)]
