@@ -1,7 +1,8 @@
 """The HTML pages in a real browser (Selenium driving Debian's chromium through
 chromium-driver), in a 1400x1000 window: on the scoreboard the overview and the first rows of
 the per-family table are on the first screen, a family cell filters the matrix, the flaky
-cells start collapsed, a regression is marked, a stale expectation is listed; the history page
+cells start collapsed, a regression is marked, a stale expectation is listed, a hostile case
+summary's script never runs, and the address's filters hide the right rows; the history page
 charts three runs and puts the latest regression first; the bench page has its charts; and
 none of them loads anything from the web. The page ``warpboard run --html`` writes for three
 translators on lavapipe is opened too, or, with ``WARPBOARD_PAGE=PATH``, the page
@@ -177,3 +178,40 @@ def test_the_page_a_run_writes_in_chromium(browser, tmp_path, lavapipe_config, s
              if r.is_displayed()}
     assert shown == {family}
     _offline(browser)
+
+
+def _shown(browser, uri: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """(cases whose matrix row the page's filters hid, (case, device) cells they hid) at ``uri``."""
+    browser.get(uri)
+    rows = browser.execute_script("return [...document.querySelectorAll('table.matrix tr.hidden > th')]"
+                                  ".map(e => e.textContent.trim())")
+    cells = browser.execute_script("return [...document.querySelectorAll('td.hidden[data-case]')]"
+                                   ".map(e => [e.dataset.case, e.dataset.device])")
+    return set(rows), {tuple(c) for c in cells}
+
+
+def test_the_page_escapes_marks_changes_and_orders_its_sections(browser, tmp_path, results, baseline):
+    """The hostile summary's script never ran; each cell says what it was before; the legend
+    names every status; the overview and families come before any list of cells."""
+    page = tmp_path / "scoreboard.html"
+    page.write_text(render.html(results, baseline), encoding="utf-8")
+    browser.get(page.as_uri())
+    assert browser.title == "warpboard scoreboard"
+    cell = lambda case, device: "".join(browser.find_element(   # noqa: E731
+        By.CSS_SELECTOR, f'td[data-case="{case}"][data-device="{device}"]').get_attribute("textContent").split())
+    assert cell("truth/evil", "lavapipe-w8") == "FAILwasPASS" and cell("truth/a", "lavapipe-w4") == "PASSwasFAIL"
+    assert cell("truth/c", "lavapipe-w4") == "UNSUPPORTED"
+    legend = browser.find_element(By.CSS_SELECTOR, "ul.status-legend").get_attribute("textContent")
+    assert all(s in legend for s in ("PASS", "FAIL", "XFAIL", "LIVELOCK", "CRASH", "not run on this device"))
+    dom = browser.page_source
+    at = [dom.index(m) for m in ('id="overview"', 'id="families"', "Failed cells", 'id="scoreboard"')]
+    assert at == sorted(at), at
+
+
+def test_the_filters_hide_rows_and_columns_from_the_address(browser, tmp_path, results):
+    page = tmp_path / "scoreboard.html"
+    page.write_text(render.html(results), encoding="utf-8")
+    assert _shown(browser, page.as_uri()) == (set(), set())                  # no filter: everything shown
+    assert _shown(browser, page.as_uri() + "?failures=1")[0] == {"truth/a"}   # evil and c have a FAIL
+    assert {d for _, d in _shown(browser, page.as_uri() + "?device=lavapipe-w8")[1]} == {"lavapipe-w4"}
+    assert _shown(browser, page.as_uri() + "?family=truth&failures=1")[0] == {"truth/a"}
