@@ -35,6 +35,7 @@ class SubgroupWarp(NoWaits):
         m, f, u32, bool_ = e.m, e.f, e.m.u32(), e.m.bool()
         self.v4 = m.vec(u32, 4)
         self.uses = self.needs_warps(e.program)
+        self.group = None                # WARPSYNC.EXCLUSIVE's mask (below)
         self.subgroup_size = 32 if self.uses else None   # what the pipeline asks for where it can
         if not self.uses:
             return
@@ -52,6 +53,12 @@ class SubgroupWarp(NoWaits):
         bad = f.op("LogicalNot", bool_, self.fits(size))
         e.record_status(e.k(abi.NOT_WARPS), bad, e.k(0))
         f.store(e.exited, bad)
+        # WARPSYNC.EXCLUSIVE Rm: until the region's BSYNC, the lanes of this thread's mask Rm
+        # meet apart from lanes with another (ptxas's slow path of __reduce_*_sync with a
+        # register mask: REDUX sees one mask's lanes); all lanes elsewhere
+        exclusive = any(i.spec.waits == "warpsync" and "EXCLUSIVE" in i.mods
+                        for b in e.program.reachable.values() for i in b.insts)
+        self.group = f.local(u32, "exclusive_group", e.k(0xFFFFFFFF)) if exclusive else None
 
     @staticmethod
     def needs_warps(program) -> str | None:
@@ -74,13 +81,24 @@ class SubgroupWarp(NoWaits):
         return self.f.op("GroupNonUniformShuffle", self.m.u32(), x.k32(Scope.Subgroup), value,
                          x.or_(self.base, lane))
 
+    def _in_group(self, x, lanes):
+        return lanes if self.group is None else x.and_(lanes, self.f.load(self.m.u32(), self.group))
+
     def active(self, x):
         if x._active is None:
-            x._active = self._ballot(x, x.en)
+            x._active = self._in_group(x, self._ballot(x, x.en))
         return x._active
 
     def ballot(self, x, p):
-        return self._ballot(x, x.band(x.en, p))
+        return self._in_group(x, self._ballot(x, x.band(x.en, p)))
+
+    def warpsync(self, x, mask):
+        if self.group is not None and "EXCLUSIVE" in x.inst.mods:
+            self.f.store(self.group, x.sel(x.en, mask, self.f.load(self.m.u32(), self.group)))
+
+    def bsync(self, x, barrier):
+        if self.group is not None:
+            self.f.store(self.group, x.sel(x.en, x.k32(0xFFFFFFFF), self.f.load(self.m.u32(), self.group)))
 
     def shfl(self, x, mode, value, b, c):
         """A source lane in range that is not at this SHFL gives 0, as on the chip."""

@@ -223,3 +223,25 @@ def test_a_loop_that_never_ends_is_livelock_not_a_hang(lavapipe):
     result = engine.run_case(case, "lavapipe", lavapipe, translator={"name": "structured"})
     assert result.outcome == "livelock", result.message
     assert "step budget of 500 spent" in result.message
+
+
+EXCLUSIVE = ["S2R R0, SR_TID.X", "IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][0x160]", "ISETP.GE.U32.AND P0, PT, R0, 0x8, PT",
+             "IMAD.MOV.U32 R4, RZ, RZ, 0xff", "SEL R4, R4, 0xff00, !P0", "BSSY B0, `(.L_x_2)", "WARPSYNC.EXCLUSIVE R4",
+             "REDUX.SUM UR6, R0", "MOV R5, UR6", "BSYNC B0", ".L_x_2:", "VOTE.ANY R6, PT, PT",
+             "IMAD.SHL.U32 R6, R6, 0x10000, RZ", "IADD3 R5, R5, R6, RZ", "STG.E [R2.64], R5", "EXIT"]
+
+
+def test_after_warpsync_exclusive_a_reduction_sees_its_own_masks_lanes(lavapipe_config):
+    """ptxas's slow path of __reduce_add_sync with a register mask: lanes 0-7 hold 0xff,
+    8-15 hold 0xff00, all converged. REDUX.SUM after WARPSYNC.EXCLUSIVE sums one mask's lanes
+    (0+...+7 = 28, 8+...+15 = 92); after the BSYNC a VOTE sees all 16 again."""
+    expect = tuple((28 if t < 8 else 92) | 0xFFFF << 16 for t in range(16))
+    specs = (BufferSpec("out", 16, tuple([0] * 16), expect),)
+    case = Case(id="semantics/exclusive", path=Path("x.sass"), name="x", summary="", tags=(), kernel=None,
+                listing_text=listing(EXCLUSIVE), listing_path=Path("x.sass"), listing_line=1, source=None,
+                grid=(1, 1, 1), block=(16, 1, 1), shared_bytes=0, step_budget=500, buffers=specs,
+                params=(Param("buffer", "out"),), provenance={}, constants=())
+    options = engine.Options(retries=0, translators=({"name": "structured"},))
+    doc = engine.run_matrix([case], [lavapipe_config(16)], interp=True, options=options, jobs=1)
+    assert {r["device"]: r["status"] for r in doc["results"]} == {"interp": "PASS", "lavapipe-w16": "PASS"}, \
+        [r.get("message") for r in doc["results"]]
