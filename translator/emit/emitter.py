@@ -54,7 +54,7 @@ class Emitter:
         self.nthreads = block[0] * block[1] * block[2]
         # the device features the shader may use (Vulkan feature names; None: all of them)
         self.features = features
-        self.tight_loops = target.tight_loops          # a block that loops on itself may loop in its case (_emit_tight)
+        self.tight_loops = target.tight_loops          # a block that loops on itself may loop in its case (emit_tight)
         self.workgroup_limit = target.workgroup_limit  # the device's maxComputeSharedMemorySize (None: no limit)
         self.int64 = features is None or "shaderInt64" in features
         self.int64_atomics = self.int64 and (features is None or "shaderBufferInt64Atomics" in features)
@@ -331,7 +331,7 @@ class Emitter:
         any other pc runs ``default``, by default: it starts no block, BAD_PC. ``after(block,
         outcome)`` emits code at the end of each block's case, for every thread. ``alone``: each
         thread steps on its own pc, so a block that branches to itself may loop in its case
-        (:meth:`_emit_tight`). ``case(block)``: emits each block's case instead."""
+        (:meth:`emit_tight`). ``case(block)``: emits each block's case instead."""
         f = self.f
         blocks = self.reachable if blocks is None else blocks
         labels = {pc: self.m.new_id() for pc in list(blocks) + list(skip)}
@@ -344,7 +344,7 @@ class Emitter:
                 case(blocks[pc])
             elif pc in blocks:
                 tight = alone and self.tight_loops and pc in self.program.successors(blocks[pc])
-                outcome = (self._emit_tight if tight else self.emit_block)(blocks[pc], active_for(pc), free)
+                outcome = (self.emit_tight if tight else self.emit_block)(blocks[pc], active_for(pc), free)
                 if after is not None:
                     after(blocks[pc], outcome)
             f.op("Branch", None, merge)
@@ -358,7 +358,7 @@ class Emitter:
         f.label(merge)
         self.failures.settle()
 
-    def _emit_tight(self, block: Block, active: int, free: bool) -> Outcome:
+    def emit_tight(self, block: Block, active: int, free: bool) -> Outcome:
         """A block that branches to itself, run in a loop of its own while the thread stays in it
         (a tight loop): each pass after the first is a step against the budget, as a trip through
         the switch is, with no dispatch. Not where a driver stops a shader's loops after so many

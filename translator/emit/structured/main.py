@@ -7,7 +7,8 @@ SPIR-V selection and loop constructs (:mod:`.shape` says which), no ``switch (pc
 - a node's dispatch is an ``OpSelectionMerge`` construct over ``pc == successor`` (a jump stores
   the thread's pc, its guard variable); where every running thread goes one way, no test;
 - a loop is an ``OpLoopMerge`` construct whose continue block counts the iteration against the
-  step budget (``ctrl[abi.BUDGET]``) and goes round again only where the pc is the header;
+  step budget (``ctrl[abi.BUDGET]``) and goes round again only where the pc is the header (a
+  block that loops on itself: the emitter's tight loop, which counts its passes the same way);
   after the budget, the thread stops, and the shader records LIVELOCK at its pc, as the
   other strategies do;
 - a thread still running at a loop's header after the loop was stopped by the driver (lavapipe
@@ -126,6 +127,10 @@ class StructuredBody:
 
     def loop(self, header: int) -> None:
         """``do { body } while (pc == header && running)``, each pass a step of the budget."""
+        scope = self.shape.scopes[header]
+        if len(scope.succ) == 1 and not scope.loops and not self.e.program.may_spin:
+            self.tight(header)
+            return
         e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
         head, body, cont, merge = (m.new_id() for _ in range(4))
         f.op("Branch", None, head)
@@ -144,6 +149,25 @@ class StructuredBody:
                           f.op("ULessThan", bool_, steps, e.budget)))
         f.op("BranchConditional", None, again, head, merge)
         f.label(merge)
-        # still running at the header after the loop: the driver ended it, not the program
+        self._stopped_at(header)
+
+    def tight(self, header: int) -> None:
+        """A block that loops on itself: the emitter's tight loop (``Emitter.emit_tight``), whose
+        passes run under the running test made once before it (a pass changes it only by
+        spending the budget or exiting, which end the loop) and count the block's instructions
+        once, after it, from the passes. Not in a program that may spin (``Program.may_spin``):
+        NVIDIA's compiler keeps a spinner's shared-memory load out of such a loop, and the
+        spinner never sees its flag (spin/fence_handoff, spin/nanosleep_flag and
+        spin/inter_warp_shared_spinner_first ended LIVELOCK on the H100 with it)."""
+        e = self.e
+        self.emitted.add(header)
+        with self._nested():
+            e.emit_tight(e.reachable[pc_of(header)], self._running(), free=True)
+        e.failures.settle()
+        self._stopped_at(header)
+
+    def _stopped_at(self, header: int) -> None:
+        """A thread still running at the header after the loop: the driver ended it, not the program."""
+        f, bool_ = self.f, self.m.bool()
         cut = f.op("LogicalAnd", bool_, self._running(), self._at(header))
         f.store(self.stopped, f.op("LogicalOr", bool_, f.load(bool_, self.stopped), cut))
