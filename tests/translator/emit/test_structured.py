@@ -48,6 +48,21 @@ def _opcodes(code: bytes) -> list[int]:
     return ops
 
 
+def _hand_case(name: str, lines: list[str], init: tuple[int, ...], expect: tuple[int, ...]) -> Case:
+    """A one-block case of a hand-written listing: one thread a word of ``out``."""
+    specs = (BufferSpec("out", len(init), init, expect),)
+    return Case(id=f"semantics/{name}", path=Path(f"{name}.sass"), name=name, summary="", tags=(), kernel=None,
+                listing_text=listing(lines), listing_path=Path(f"{name}.sass"), listing_line=1, source=None,
+                grid=(1, 1, 1), block=(len(init), 1, 1), shared_bytes=0, step_budget=500, buffers=specs,
+                params=(Param("buffer", "out"),), provenance={}, constants=())
+
+
+def _structured_on(case, config) -> dict[str, dict]:
+    """The case's cells, by device, on the interpreter and ``config`` in the structured strategy."""
+    options = engine.Options(retries=0, translators=({"name": "structured"},))
+    return {r["device"]: r for r in engine.run_matrix([case], [config], interp=True, options=options, jobs=1)["results"]}
+
+
 def _structured(case, target=WARPS):
     prep = prepare(case)
     return translate_case(prep, None, target, "structured", use_cache=False)[0]
@@ -194,16 +209,8 @@ def test_a_vote_sees_the_lanes_of_its_side_then_the_whole_warp(lavapipe_config):
     """On 16-wide subgroups, a block of 16 is one warp on one subgroup: a VOTE on each side of
     a branch sees that side's lanes, the one after the merge all 16."""
     expect = tuple((0x1F if t < 5 else 0xFFE0) | 0xFFFF << 16 for t in range(16))
-    specs = (BufferSpec("out", 16, tuple([0] * 16), expect),)
-    case = Case(id="semantics/votes", path=Path("votes.sass"), name="votes", summary="", tags=(), kernel=None,
-                listing_text=listing(VOTES), listing_path=Path("votes.sass"), listing_line=1, source=None,
-                grid=(1, 1, 1), block=(16, 1, 1), shared_bytes=0, step_budget=500, buffers=specs,
-                params=(Param("buffer", "out"),), provenance={}, constants=())
-    options = engine.Options(retries=0, translators=({"name": "structured"},))
-    doc = engine.run_matrix([case], [lavapipe_config(16)], interp=True, options=options, jobs=1)
-    cells = {r["device"]: r for r in doc["results"]}
-    assert cells["interp"]["status"] == "PASS", cells["interp"]["message"]
-    assert cells["lavapipe-w16"]["status"] == "PASS", cells["lavapipe-w16"]["message"]
+    cells = _structured_on(_hand_case("votes", VOTES, tuple([0] * 16), expect), lavapipe_config(16))
+    assert {d: c["status"] for d, c in cells.items()} == {"interp": "PASS", "lavapipe-w16": "PASS"}, cells
 
 
 SPINS = ["S2R R0, SR_TID.X", "IMAD.WIDE.U32 R4, R0, 0x4, c[0x0][0x160]", ".L_x_1:", "IADD3 R2, R2, 0x1, RZ",
@@ -214,12 +221,7 @@ SPINS = ["S2R R0, SR_TID.X", "IMAD.WIDE.U32 R4, R0, 0x4, c[0x0][0x160]", ".L_x_1
 def test_a_loop_that_never_ends_is_livelock_not_a_hang(lavapipe):
     """Two nested loops that never leave: every pass counts against the step budget, and
     the thread ends LIVELOCK at a pc of the loop, with no word written."""
-    words = list(range(8))
-    specs = (BufferSpec("out", 8, tuple(words), tuple(words)),)
-    case = Case(id="semantics/spins", path=Path("spins.sass"), name="spins", summary="", tags=(), kernel=None,
-                listing_text=listing(SPINS), listing_path=Path("spins.sass"), listing_line=1, source=None,
-                grid=(1, 1, 1), block=(8, 1, 1), shared_bytes=0, step_budget=500, buffers=specs,
-                params=(Param("buffer", "out"),), provenance={}, constants=())
+    case = _hand_case("spins", SPINS, tuple(range(8)), tuple(range(8)))
     result = engine.run_case(case, "lavapipe", lavapipe, translator={"name": "structured"})
     assert result.outcome == "livelock", result.message
     assert "step budget of 500 spent" in result.message
@@ -236,12 +238,5 @@ def test_after_warpsync_exclusive_a_reduction_sees_its_own_masks_lanes(lavapipe_
     8-15 hold 0xff00, all converged. REDUX.SUM after WARPSYNC.EXCLUSIVE sums one mask's lanes
     (0+...+7 = 28, 8+...+15 = 92); after the BSYNC a VOTE sees all 16 again."""
     expect = tuple((28 if t < 8 else 92) | 0xFFFF << 16 for t in range(16))
-    specs = (BufferSpec("out", 16, tuple([0] * 16), expect),)
-    case = Case(id="semantics/exclusive", path=Path("x.sass"), name="x", summary="", tags=(), kernel=None,
-                listing_text=listing(EXCLUSIVE), listing_path=Path("x.sass"), listing_line=1, source=None,
-                grid=(1, 1, 1), block=(16, 1, 1), shared_bytes=0, step_budget=500, buffers=specs,
-                params=(Param("buffer", "out"),), provenance={}, constants=())
-    options = engine.Options(retries=0, translators=({"name": "structured"},))
-    doc = engine.run_matrix([case], [lavapipe_config(16)], interp=True, options=options, jobs=1)
-    assert {r["device"]: r["status"] for r in doc["results"]} == {"interp": "PASS", "lavapipe-w16": "PASS"}, \
-        [r.get("message") for r in doc["results"]]
+    cells = _structured_on(_hand_case("exclusive", EXCLUSIVE, tuple([0] * 16), expect), lavapipe_config(16))
+    assert {d: c["status"] for d, c in cells.items()} == {"interp": "PASS", "lavapipe-w16": "PASS"}, cells
