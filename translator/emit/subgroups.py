@@ -11,7 +11,9 @@ size is not a multiple of 32 cannot hold a warp: its threads say so (NOT_WARPS) 
 
 What the device decides, and turns would not leave to it: which lanes of a warp are at a
 collective together (under a pc loop, the ones in the same iteration with the same pc; in
-structured code, the ones at the same construct), under the device's reconvergence. BSSY/BSYNC, WARPSYNC, YIELD and lane-order points do nothing; BAR.SYNC is a workgroup
+structured code, the ones at the same construct), under the device's reconvergence. BSSY/BSYNC,
+WARPSYNC, YIELD and lane-order points do nothing, but for WARPSYNC.EXCLUSIVE: until the
+region's BSYNC, a collective sees only the lanes of the thread's own mask. BAR.SYNC is a workgroup
 barrier where the thread meets it (only barrier 0 for every thread: Vulkan has no other).
 """
 from __future__ import annotations

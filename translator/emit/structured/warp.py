@@ -5,7 +5,8 @@ A warp's lanes meet where the structure brings them together: collectives are su
 operations (:class:`translator.emit.subgroups.SubgroupWarp`) at the construct each thread
 is in, with maximal reconvergence where the device offers it, so the lanes at a VOTE are
 the ones that took the same way to it, as at the chip's BSYNC. BSSY/BSYNC, WARPSYNC and
-YIELD do nothing: the merges of the structured constructs are where the warp rejoins.
+YIELD do nothing (but WARPSYNC.EXCLUSIVE's groups, as in ``subgroups.py``): the merges of the
+structured constructs are where the warp rejoins.
 ``BAR.SYNC 0`` is a workgroup ``OpControlBarrier`` where the thread meets it; where every
 invocation passes that code once (the top scope, outside every selection and loop), the
 threads that exited pass it too, so the barrier stays in uniform control flow, as Vulkan asks,
