@@ -87,14 +87,19 @@ def cuda_tools_present() -> bool:
     return True
 
 
-def nvcc_version(nvcc: str) -> str:
-    """'13.0' from ``nvcc --version`` ('' if it does not say)."""
+def tool_release(tool: str) -> str:
+    """'13.0' from a CUDA tool's ``--version`` (nvcc, nvdisasm; '' if it does not say)."""
     try:
-        text = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+        text = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
     m = re.search(r"release (\d+\.\d+)", text)
     return m.group(1) if m else ""
+
+
+def nvcc_version(nvcc: str) -> str:
+    """'13.0' from ``nvcc --version`` ('' if it does not say)."""
+    return tool_release(nvcc)
 
 
 def run(cmd: list[str], what: str, cwd: Path | None = None, timeout: float = TIMEOUT_S) -> str:

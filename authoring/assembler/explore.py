@@ -138,21 +138,19 @@ def explore(fit: FitResult, groups: dict[str, list[Sample]], nvdisasm: str | Non
     probe(jobs, nvdisasm, new_observations(), neighbours)
     wanted = {k: v for k, v in sorted(neighbours.items())
               if "INVALID" not in k and k not in fit.models and k not in groups}
-    more = fit_forms(wanted, nvdisasm, progress_every(log, "probing neighbours"))
+    _adopt(fit, wanted, nvdisasm, log, "neighbours", "one flip away from nvcc's")
+    _adopt(fit, analogies(fit, nvdisasm), nvdisasm, log, "analogies", "one modifier away by analogy")
+
+
+def _adopt(fit, wanted, nvdisasm, log, what: str, how: str) -> None:
+    """Fit the ``wanted`` forms and add them to ``fit`` as learned without nvcc's samples."""
+    more = fit_forms(wanted, nvdisasm, progress_every(log, f"probing {what}"))
     inherit_unprinted({**fit.models, **more.models}, {k: v[0].parent for k, v in wanted.items()})
     for key, model in more.models.items():
         model.samples = 0
         fit.models[key] = model
         fit.words[key] = more.words[key]
-    log(f"{len(more.models)} forms one flip away from nvcc's ({len(more.failed)} more not fitted)")
-    wanted = analogies(fit, nvdisasm)
-    more = fit_forms(wanted, nvdisasm, progress_every(log, "probing analogies"))
-    inherit_unprinted({**fit.models, **more.models}, {k: v[0].parent for k, v in wanted.items()})
-    for key, model in more.models.items():
-        model.samples = 0
-        fit.models[key] = model
-        fit.words[key] = more.words[key]
-    log(f"{len(more.models)} forms one modifier away by analogy ({len(more.failed)} more not fitted)")
+    log(f"{len(more.models)} forms {how} ({len(more.failed)} more not fitted)")
 
 
 def progress_every(log, what: str):

@@ -21,7 +21,6 @@ with its opcode's control bits; a form whose word it refuses so is left out.
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 from warpboard.harness.files import write_atomic
 from warpboard.translator import SassSyntaxError, parse_listing
 
-from ..toolchain import find_nvcc, find_nvdisasm, nvcc_version
+from ..toolchain import find_nvcc, find_nvdisasm, nvcc_version, tool_release
 from .encode import resolver
 from .explore import explore, progress_every
 from .fit import FitResult, Sample, fit_forms
@@ -39,15 +38,6 @@ from .training import CACHE, SETS, Compiled, compile_sets
 from .words import CONTROL_SHIFT, OPERATION_MASK, control_bits, control_field, control_of, disassemble_words, listing_words
 
 SAFE_STALL, WAIT_ALL, NO_BARRIER, WRITE_SB, READ_SB = 15, 0x3F, 7, 0, 1
-
-
-def nvdisasm_version(nvdisasm: str) -> str:
-    try:
-        text = subprocess.run([nvdisasm, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    m = re.search(r"release (\d+\.\d+)", text)
-    return m.group(1) if m else ""
 
 
 class Gathered:
@@ -148,7 +138,7 @@ def learn(sets: tuple[str, ...] = SETS, out: Path | None = TABLE_PATH, cache: Pa
     control, default = safe_controls(gathered, {_opcode(k) for k in fit.models})
     table = Table(dict(fit.models), control, default)
     check_controls(table, fit, nvdisasm)
-    table.about = {"arch": "sm_86", "nvcc": nvcc_version(find_nvcc()), "nvdisasm": nvdisasm_version(nvdisasm),
+    table.about = {"arch": "sm_86", "nvcc": nvcc_version(find_nvcc()), "nvdisasm": tool_release(nvdisasm),
                    "sources": {s: sum(1 for src in compiled.listings if src.set == s) for s in sets},
                    "instructions": sum(gathered.count.values()),
                    "forms": {"nvcc": sum(1 for m in table.forms.values() if m.samples),
