@@ -60,6 +60,7 @@ PRINTF_RECORDS = 4096                    # records a launch keeps
 
 # ctrl buffer layout, in 32-bit words
 STATUS, STATUS_PC, STATUS_THREAD, STATUS_ADDR_LO, STATUS_ADDR_HI, STATUS_BLOCK = 0, 1, 2, 3, 4, 5
+STATUS_STEPS = STATUS_ADDR_LO  # LIVELOCK: the steps of the thread that wrote it (turns: or its turns, the more)
 TURNS, STEPS, BARRIERS, INSTRUCTIONS = 8, 9, 10, 11    # counters, summed over workgroups
 BUDGET = 16
 SCRATCH = 17                   # heap word where the workgroups' scratch slices start (translator.emit.turns.storage)

@@ -290,7 +290,7 @@ def _describe_status(prep: Prepared, status: int, words) -> str:
             return f"{where} at {at}: {TRAP}"
         return f"{where} at {at}: access at {addr:#x} outside every buffer"
     if status == abi.LIVELOCK:
-        counted = max(words[abi.TURNS], words[abi.STEPS] // max(1, prep.launch.threads_per_block * prep.launch.blocks))
+        counted = words[abi.STATUS_STEPS]       # the stuck thread's own steps (turns: its workgroup's turns)
         why = (f"step budget of {prep.budget} spent" if counted >= prep.budget else
                f"the driver ended the shader loop after {counted} of {prep.budget} steps")
         return f"{why}; {where} still running at {at}"

@@ -2,6 +2,10 @@
 loading a thread's input row, storing its output row, and cutting a buffer into rows."""
 from __future__ import annotations
 
+from pathlib import Path
+
+from warpboard.harness.case.model import BufferSpec, Case, Param
+
 M32 = 0xFFFFFFFF
 SENTINEL = 0xA5A5A5A5
 HEAD = ["IMAD.MOV.U32 R1, RZ, RZ, c[0x0][0x28]", "S2R R0, SR_TID.X"]
@@ -51,3 +55,13 @@ def run_rows(backend, body, words, n_in, n_out, threads, name, **kw):
                       [words, [SENTINEL] * (threads * n_out)], threads=threads, name=name, **kw)
     assert run.outcome == "ok", run.detail
     return rows_of(run.buffers[1], n_out)
+
+
+def hand_case(name: str, lines: list[str], init: tuple[int, ...], expect: tuple[int, ...], budget: int = 500) -> Case:
+    """A one-block case of a hand-written listing: one thread a word of ``out`` (parameter 0),
+    ``budget`` steps a thread."""
+    specs = (BufferSpec("out", len(init), init, expect),)
+    return Case(id=f"semantics/{name}", path=Path(f"{name}.sass"), name=name, summary="", tags=(), kernel=None,
+                listing_text=listing(lines), listing_path=Path(f"{name}.sass"), listing_line=1, source=None,
+                grid=(1, 1, 1), block=(len(init), 1, 1), shared_bytes=0, step_budget=budget, buffers=specs,
+                params=(Param("buffer", "out"),), provenance={}, constants=())

@@ -358,12 +358,14 @@ class Emitter:
         f.label(merge)
         self.failures.settle()
 
-    def emit_tight(self, block: Block, active: int, free: bool) -> Outcome:
+    def emit_tight(self, block: Block, active: int, free: bool, alone: bool = False) -> Outcome:
         """A block that branches to itself, run in a loop of its own while the thread stays in it
         (a tight loop): each pass after the first is a step against the budget, as a trip through
         the switch is, with no dispatch. Not where a driver stops a shader's loops after so many
         iterations of all of them together (``tight_loops`` off: lavapipe). The step counter is
-        the loop's only counter (the instructions are counted once, from the passes)."""
+        the loop's only counter (the instructions are counted once, from the passes).
+        ``alone``: no trip of a switch counted the first pass, and the loop counts it too
+        (structured code)."""
         f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
         again = f.local(bool_, None, m.const_bool(True))
         f.store(again, m.const_bool(True))
@@ -382,7 +384,8 @@ class Emitter:
             f.store(again, more)
         self.emit_loop(lambda: f.load(bool_, again), trip)
         end = f.load(u32, self.steps)
-        f.store(self.steps, f.op("ISub", u32, end, self.k(1)))
+        if not alone:
+            f.store(self.steps, f.op("ISub", u32, end, self.k(1)))
         passes = f.op("ISub", u32, end, first)
         self._count_executed(f.op("IMul", u32, passes, self.k(len(block.insts))), active)
         return outcome

@@ -38,7 +38,7 @@ def emit_free_loop(e) -> None:
     else:
         e.emit_loop(check, lambda: _step(e))
     stuck = f.op("LogicalNot", bool_, f.load(bool_, e.exited))
-    e.record_status(e.k(abi.LIVELOCK), stuck, f.load(u32, e.pc))
+    e.record_status(e.k(abi.LIVELOCK), stuck, f.load(u32, e.pc), f.load(u32, e.steps))
     e.add_counters(turns=None)
 
 

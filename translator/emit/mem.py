@@ -202,10 +202,13 @@ class MemoryEmitter:
         routes, shift, lo, hi = self._routes(x, space, addr, nbytes)
         words = max(1, nbytes // 4)
         tmps = [f.local(u32) for _ in range(words)]
+        spins = getattr(self.e.warp, "spin_reads_write", False) and x.inst.pc in self.e.program.spin_reads
         for where, cond, index in self._taken(x, routes, lo, hi):
             with f.if_(cond):
                 for w, tmp in enumerate(tmps):
-                    f.store(tmp, f.load(u32, self._ptr(where, x.add(index, x.k32(w))), volatile=True))
+                    ptr = self._ptr(where, x.add(index, x.k32(w)))
+                    f.store(tmp, self._spin_read(where, ptr) if spins and where != "local" else
+                            f.load(u32, ptr, volatile=True))
         values = [f.load(u32, t) for t in tmps]
         if nbytes >= 4:
             return values
@@ -214,6 +217,12 @@ class MemoryEmitter:
         if signed:
             v = x.sar(x.shl(v, x.k32(32 - bits)), x.k32(32 - bits))
         return [v]
+
+    def _spin_read(self, space, ptr):
+        """A word a loop may wait on, read by adding 0 to it (the warp model's
+        ``spin_reads_write``): a read-modify-write goes to memory on every pass."""
+        scope = self.e.k(Scope.Device if space == "global" else Scope.Workgroup)
+        return self.f.op("AtomicIAdd", self.m.u32(), ptr, scope, self.e.k(Sem.Relaxed), self.e.k(0))
 
     def store(self, x, space, addr, nbytes, values):
         f, u32 = self.f, self.m.u32()

@@ -28,7 +28,8 @@ class WarpModel(Protocol):
     must ask for), ``scratch_words`` (heap words each workgroup's bookkeeping takes),
     ``converge`` (free mode: a warp's lanes meet at the lowest pc), ``region_masks_shared``
     (convergence-barrier masks in workgroup memory), ``order_point(inst, active)`` (lanes
-    see each other's memory before an instruction; ``active``: the block's threads)."""
+    see each other's memory before an instruction; ``active``: the block's threads),
+    ``spin_reads_write`` (a load a loop may wait on is a read-modify-write)."""
 
     def active(self, x) -> V: ...
     def ballot(self, x, p: B) -> V: ...

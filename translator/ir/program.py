@@ -117,19 +117,21 @@ class Program:
 
     @property
     def may_spin(self) -> bool:
-        """A YIELD/NANOSLEEP, or a loop that re-reads memory another thread may write:
-        shared loads, strong (volatile) global loads or atomics between a backward branch
-        and its target."""
-        if any(i.spec.yields for i in self.insts):
-            return True
+        """A YIELD/NANOSLEEP, or a loop that re-reads memory another thread may write
+        (:attr:`spin_reads`)."""
+        return any(i.spec.yields for i in self.insts) or bool(self.spin_reads)
+
+    @cached_property
+    def spin_reads(self) -> frozenset[int]:
+        """The pcs of the instructions a loop may wait on: shared loads, strong (volatile)
+        global loads or atomics between a backward branch and its target."""
+        found = set()
         for branch in self.insts:
             if branch.spec.flow != "jump":
                 continue
             for target in (t for t in branch.destinations if t <= branch.pc):
-                body = (i for i in self.insts if target <= i.pc <= branch.pc)
-                if any(i.rereads_memory for i in body):
-                    return True
-        return False
+                found.update(i.pc for i in self.insts if target <= i.pc <= branch.pc and i.rereads_memory)
+        return frozenset(found)
 
     @cached_property
     def local_bytes(self) -> int:

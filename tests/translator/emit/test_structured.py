@@ -19,7 +19,7 @@ from warpboard.translator import STRATEGIES, Target, UnsupportedInstruction, loa
 from warpboard.translator.ir.inline import inline, pc_of
 from warpboard.translator.spirv.builder import OP
 
-from support.listing_kit import listing
+from support.listing_kit import hand_case as _hand_case, listing
 from support.paths import ROOT, library_case
 
 def _spirv_valid():
@@ -46,15 +46,6 @@ def _opcodes(code: bytes) -> list[int]:
         ops.append(words[k] & 0xFFFF)
         k += words[k] >> 16
     return ops
-
-
-def _hand_case(name: str, lines: list[str], init: tuple[int, ...], expect: tuple[int, ...]) -> Case:
-    """A one-block case of a hand-written listing: one thread a word of ``out``."""
-    specs = (BufferSpec("out", len(init), init, expect),)
-    return Case(id=f"semantics/{name}", path=Path(f"{name}.sass"), name=name, summary="", tags=(), kernel=None,
-                listing_text=listing(lines), listing_path=Path(f"{name}.sass"), listing_line=1, source=None,
-                grid=(1, 1, 1), block=(len(init), 1, 1), shared_bytes=0, step_budget=500, buffers=specs,
-                params=(Param("buffer", "out"),), provenance={}, constants=())
 
 
 def _structured_on(case, config) -> dict[str, dict]:
@@ -135,6 +126,18 @@ IRREDUCIBLE = ["S2R R0, SR_TID.X", "ISETP.GE.AND P0, PT, R0, 0x4, PT", "@P0 BRA 
 RECURSES = ["S2R R0, SR_TID.X", ".L_x_0:", "MOV R20, 0x20", "CALL.REL.NOINC `(.L_x_f)", "EXIT", ".L_x_f:",
             "ISETP.GE.AND P0, PT, R0, 0x4, PT", "IADD3 R0, R0, 0x1, RZ", "@!P0 CALL.REL.NOINC `(.L_x_f)",
             "RET.REL.NODEC R20 `(.L_x_0)"]
+
+
+def test_a_load_a_loop_waits_on_is_a_read_modify_write(monkeypatch):
+    """Warp 0 spins on LDS [RZ] at 0x30: that load, and no other, is an atomic add of 0, which
+    NVIDIA's compiler cannot read once for the whole loop as it does a volatile or atomic load."""
+    from warpboard.translator.emit.structured.warp import StructuredWarp
+    case = library_case("spin/inter_warp_shared_spinner_first")
+    assert prepare(case).program.spin_reads == {0x30}
+    adds = lambda: _opcodes(_structured(case).spirv).count(OP["AtomicIAdd"])   # noqa: E731
+    with_write = adds()
+    monkeypatch.setattr(StructuredWarp, "spin_reads_write", False)
+    assert with_write == adds() + 1
 
 
 def test_what_it_cannot_structure_is_unsupported_with_a_reason():
@@ -225,6 +228,20 @@ def test_a_loop_that_never_ends_is_livelock_not_a_hang(lavapipe):
     result = engine.run_case(case, "lavapipe", lavapipe, translator={"name": "structured"})
     assert result.outcome == "livelock", result.message
     assert "step budget of 500 spent" in result.message
+
+
+ONE_SPINS = ["S2R R0, SR_TID.X", "ISETP.NE.AND P0, PT, R0, RZ, PT", "@P0 EXIT", ".L_x_1:",
+             "IADD3 R2, R2, 0x1, RZ", "BRA `(.L_x_1)", "EXIT"]
+
+
+@pytest.mark.parametrize("strategy", ["structured", "turns"])
+def test_a_livelock_names_the_budget_its_own_thread_spent(lavapipe, strategy):
+    """Thread 0 spins, the other seven exit at once: the message counts the spinner's steps,
+    not the launch's mean (which would read as a loop the driver ended, 500 / 8 steps in)."""
+    case = _hand_case("one_spins", ONE_SPINS, tuple(range(8)), tuple(range(8)))
+    result = engine.run_case(case, "lavapipe", lavapipe, translator={"name": strategy})
+    assert result.outcome == "livelock", result.message
+    assert "step budget of 500 spent; thread 0 " in result.message, result.message
 
 
 EXCLUSIVE = ["S2R R0, SR_TID.X", "IMAD.WIDE.U32 R2, R0, 0x4, c[0x0][0x160]", "ISETP.GE.U32.AND P0, PT, R0, 0x8, PT",

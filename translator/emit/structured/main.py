@@ -2,20 +2,24 @@
 SPIR-V selection and loop constructs (:mod:`.shape` says which), no ``switch (pc)``.
 
 - a block is the emitter's own (``Emitter.emit_block``: every opcode the other strategies
-  translate), run where the thread has neither exited nor spent its step budget: a thread that
-  exits (EXIT, a fault) or stops is inert from then on, whatever construct it passes through;
+  translate), run where the thread is *running*: it has not exited (EXIT, a fault) and not
+  stopped at a loop; a thread that exits or stops is inert from then on, whatever construct it
+  passes through;
 - a node's dispatch is an ``OpSelectionMerge`` construct over ``pc == successor`` (a jump stores
   the thread's pc, its guard variable); where every running thread goes one way, no test;
 - a loop is an ``OpLoopMerge`` construct whose continue block counts the iteration against the
-  step budget (``ctrl[abi.BUDGET]``) and goes round again only where the pc is the header (a
-  block that loops on itself: the emitter's tight loop, which counts its passes the same way);
-  after the budget, the thread stops, and the shader records LIVELOCK at its pc, as the
-  other strategies do;
-- a thread still running at a loop's header after the loop was stopped by the driver (lavapipe
-  ends a shader's loops after 65,535 passes in all, without a word): it stops there too, never
-  running on as if the loop had ended;
-- at the end, a thread that has not exited is LIVELOCK (budget spent, or stopped) or BAD_PC (it
-  went to a pc that starts no block).
+  step budget (``ctrl[abi.BUDGET]``) and goes round again only where the pc is the header and
+  the budget is not spent (a block that loops on itself: the emitter's tight loop, which counts
+  its passes the same way);
+- a thread still running at a loop's header after the loop *stops* there: its budget is spent,
+  or the driver ended the loop (lavapipe ends a shader's loops after 65,535 passes in all,
+  without a word), and it never runs on as if the loop had ended. The budget is tested where
+  the loop goes round and nowhere else: the steps change only there, so within a pass the
+  running test is the same for every block (``exited`` and ``stopped``, which a driver's
+  compiler can take out of a loop that changes neither, where a test of the steps would stay
+  in every block of it: docs/measurements.md, "Where structured code's time goes");
+- at the end, a thread that has not exited is LIVELOCK (stopped at a loop) or BAD_PC (it went
+  to a pc that starts no block).
 """
 from __future__ import annotations
 
@@ -35,7 +39,8 @@ class StructuredBody:
         self.shape = shape(e.program)
         self.emitted: set[int] = set()          # block pcs emitted (each once)
         self.depth = 0                          # selections and loops around the code being emitted
-        # a thread whose loop the driver ended (lavapipe: 65,535 passes of a shader's loops in all)
+        # a thread stopped at a loop's header: its budget spent, or the driver ended the loop
+        # (lavapipe: 65,535 passes of a shader's loops in all)
         self.stopped = self.f.local(self.m.bool(), "stopped", self.m.const_bool(False))
 
     @property
@@ -54,10 +59,10 @@ class StructuredBody:
 
     # ---------------------------------------------------------------- small pieces
     def _running(self) -> int:
-        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        """Neither exited nor stopped (the steps within the budget follow: see the module)."""
+        e, f, bool_ = self.e, self.f, self.m.bool()
         idle = f.op("LogicalOr", bool_, f.load(bool_, e.exited), f.load(bool_, self.stopped))
-        return f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, idle),
-                    f.op("ULessThan", bool_, f.load(u32, e.steps), e.budget))
+        return f.op("LogicalNot", bool_, idle)
 
     def _at(self, node: int) -> int:
         e, f = self.e, self.f
@@ -75,7 +80,7 @@ class StructuredBody:
         spent = f.op("LogicalOr", bool_, f.load(bool_, self.stopped),
                      f.op("UGreaterThanEqual", bool_, f.load(u32, e.steps), e.budget))
         status = f.op("Select", u32, spent, e.k(abi.LIVELOCK), e.k(abi.BAD_PC))
-        e.record_status(status, stuck, f.load(u32, e.pc))
+        e.record_status(status, stuck, f.load(u32, e.pc), f.load(u32, e.steps))
         e.add_counters(turns=None)
 
     def code(self, scope: Scope, x: int) -> None:
@@ -162,12 +167,13 @@ class StructuredBody:
         e = self.e
         self.emitted.add(header)
         with self._nested():
-            e.emit_tight(e.reachable[pc_of(header)], self._running(), free=True)
+            e.emit_tight(e.reachable[pc_of(header)], self._running(), free=True, alone=True)
         e.failures.settle()
         self._stopped_at(header)
 
     def _stopped_at(self, header: int) -> None:
-        """A thread still running at the header after the loop: the driver ended it, not the program."""
+        """A thread still running at the header after the loop stops: its budget is spent, or the
+        driver ended the loop; the program did not leave it."""
         f, bool_ = self.f, self.m.bool()
         cut = f.op("LogicalAnd", bool_, self._running(), self._at(header))
         f.store(self.stopped, f.op("LogicalOr", bool_, f.load(bool_, self.stopped), cut))

@@ -32,6 +32,12 @@ class StructuredWarp(SubgroupWarp):
     """Collectives at the structured constructs, on the device's subgroups."""
 
     owns_main = True                 # the emitter calls emit_main, whatever the mode
+    # a load a loop may wait on (Program.spin_reads) is an atomic add of 0: in a structured
+    # loop that tests only its flag, NVIDIA's compiler reads a volatile or atomic load's word
+    # once, and the spinner never sees it change (spin/inter_warp_shared_spinner_first,
+    # spin/fence_handoff and spin/nanosleep_flag: LIVELOCK on an H100 with either load, PASS
+    # with the add)
+    spin_reads_write = True
 
     def __init__(self, e):
         if self.needs_warps(e.program) and not e.subgroups_are_warps:

@@ -404,6 +404,8 @@ class TurnLoop:
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
         pending = f.op("INotEqual", bool_, f.load(u32, self.tv.chosen), e.k(NONE_KEY))
         stuck = f.op("LogicalAnd", bool_, pending, f.op("LogicalNot", bool_, f.load(bool_, e.exited)))
-        e.record_status(e.k(abi.LIVELOCK), stuck, f.load(u32, e.pc))
+        turns, steps = f.load(u32, self.turn), f.load(u32, e.steps)    # the budget counts both
+        spent = f.op("Select", u32, f.op("UGreaterThan", bool_, turns, steps), turns, steps)
+        e.record_status(e.k(abi.LIVELOCK), stuck, f.load(u32, e.pc), spent)
         e.add_counters(turns=[(abi.TURNS, f.load(u32, self.turn)), (abi.BARRIERS, f.load(u32, self.nbar))],
                        per_warp=self.per_warp)
