@@ -3,9 +3,10 @@
 forest of :mod:`translator.ir.structure`, as console-emulator shader recompilers do), one
 invocation per SASS thread, each on its own code, no ``switch (pc)`` loop. Collectives are
 subgroup operations where the structure brings a warp's lanes together (:mod:`.warp`).
-Programs whose control flow has no such form (irreducible cycles, CALL/RET, BRX) are
-UNSUPPORTED, with the construct and its pc; so are programs with collectives, and lane-order
-points inside branches and loops, where the device's subgroups cannot hold warps."""
+Programs whose control flow has no such form (irreducible cycles, recursion) are
+UNSUPPORTED, with the construct and its pc; so are programs with collectives where the
+device's subgroups cannot hold warps. There, lane-order points inside branches and loops are
+walked by every invocation (:mod:`.uniform`)."""
 from ..strategy import Strategy
 from .warp import StructuredWarp
 

@@ -29,16 +29,24 @@ from ... import abi
 from ...ir.inline import name, pc_of
 from ...spirv.enums import Control
 from .shape import Scope, shape
+from .uniform import UniformWalk
 
 
-class StructuredBody:
-    """Emits the structured body of emitter ``e`` (its blocks, its warp, its variables)."""
+class StructuredBody(UniformWalk):
+    """Emits the structured body of emitter ``e`` (its blocks, its warp, its variables);
+    ``covered``: the lane-order points that a block barrier's block holds (:mod:`.warp`)."""
 
-    def __init__(self, e):
+    def __init__(self, e, covered: frozenset[int] = frozenset()):
         self.e, self.f, self.m = e, e.f, e.m
         self.shape = shape(e.program)
         self.emitted: set[int] = set()          # block pcs emitted (each once)
         self.depth = 0                          # selections and loops around the code being emitted
+        # lane-order points whose barrier needs every invocation there (:mod:`.uniform`), and
+        # the scopes that hold them, walked by every invocation
+        self.points = frozenset() if e.subgroups_are_warps else self._walked(frozenset(e.program.order.points) - covered)
+        self.uniform = self._find_uniform(self.points) if self.points else frozenset()
+        self._slots: dict[int, int] = {}        # each uniform loop's vote slots
+        self.walking = False                    # code that every invocation runs (.uniform)
         # a thread stopped at a loop's header: its budget spent, or the driver ended the loop
         # (lavapipe: 65,535 passes of a shader's loops in all)
         self.stopped = self.f.local(self.m.bool(), "stopped", self.m.const_bool(False))
@@ -51,11 +59,16 @@ class StructuredBody:
 
     @contextmanager
     def _nested(self):
-        self.depth += 1
+        with self._depth(self.depth + 1):
+            yield
+
+    @contextmanager
+    def _depth(self, depth: int):
+        outer, self.depth = self.depth, depth
         try:
             yield
         finally:
-            self.depth -= 1
+            self.depth = outer
 
     # ---------------------------------------------------------------- small pieces
     def _running(self) -> int:
@@ -75,7 +88,10 @@ class StructuredBody:
         if e.memory.smem is not None:       # shared memory starts zeroed, as in turns mode
             e.memory.init_shared(cooperative=True)
             f.barrier()                     # uniform control flow: before the first block
-        self.code(self.shape.scopes[None], self.shape.scopes[None].root)
+        if None in self.uniform:
+            self.walk(self.shape.scopes[None], None)
+        else:
+            self.code(self.shape.scopes[None], self.shape.scopes[None].root)
         stuck = f.op("LogicalNot", bool_, f.load(bool_, e.exited))
         spent = f.op("LogicalOr", bool_, f.load(bool_, self.stopped),
                      f.op("UGreaterThanEqual", bool_, f.load(u32, e.steps), e.budget))

@@ -14,10 +14,10 @@ and they hold no one up, as on the chip.
 
 A lane-order point (:mod:`translator.ir.order`) is a subgroup memory barrier where a warp is
 a subgroup: its lanes run in step. Elsewhere it is a workgroup barrier, which is only right
-where the threads reach it together: in the top scope (every invocation passes it once), or
-in a block that holds a ``BAR.SYNC`` or falls into one with no branch between, which the
-program itself asks the whole block to reach. A point anywhere else makes the program
-UNSUPPORTED on subgroups that are not warps, naming the point.
+where the threads reach it together: in the top scope (every invocation passes it once), in
+a block that holds a ``BAR.SYNC`` or falls into one with no branch between, which the
+program itself asks the whole block to reach, or in a scope that every invocation walks
+(:mod:`.uniform`), as any other point is.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class StructuredWarp(SubgroupWarp):
                 "fit in one), and this target's subgroups are not", "subgroups")
         self.covered = frozenset(_points_before_bar(e.program))
         super().__init__(e)
-        self.body = StructuredBody(e)
+        self.body = StructuredBody(e, self.covered)
 
     def fits(self, size: int) -> int:
         """Whole warps in each subgroup, or the whole workgroup in one."""
@@ -61,21 +61,17 @@ class StructuredWarp(SubgroupWarp):
         if e.subgroups_are_warps:
             f.op("MemoryBarrier", None, e.k(Scope.Subgroup), sem)
             return
-        if self.body.everyone:          # every invocation, in uniform control flow
+        if self.body.everyone or inst.pc in self.body.points:    # every invocation is here (.uniform)
             f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
             return
-        if inst.pc not in self.covered:
-            raise UnsupportedInstruction(
-                f"structured: {inst.where}: the lanes of a warp must see each other's memory before "
-                f"'{inst.text}', inside a branch or loop with no block barrier: that needs a warp on a subgroup, "
-                "and this target's subgroups are not warps", "order")
-        with f.if_(active):
+        with f.if_(active):         # a covered point: the block's threads reach its barrier
             f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
 
     def bar(self, x, kind, barrier, count, pred):
-        """In the top scope an unpredicated ``BAR.SYNC 0`` is every invocation's barrier."""
-        if self.body.everyone and x.inst.guard is None and kind == "sync" and count is None \
-                and x._value(barrier) == 0:
+        """In the top scope, or a block that every invocation walks (:mod:`.uniform`), an
+        unpredicated ``BAR.SYNC 0`` is every invocation's barrier."""
+        if (self.body.everyone or self.body.walking) and x.inst.guard is None and kind == "sync" \
+                and count is None and x._value(barrier) == 0:
             f, sem = self.f, x.k32(Sem.AcquireRelease | Sem.WorkgroupMemory)
             f.op("ControlBarrier", None, x.k32(Scope.Workgroup), x.k32(Scope.Workgroup), sem)
             return
