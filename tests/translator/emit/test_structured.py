@@ -158,8 +158,12 @@ def test_what_it_cannot_structure_is_unsupported_with_a_reason():
     for case in ("captured/reduction/reduce0_int_2", "warpsync_mem/war_shared"):
         assert STRATEGIES["structured"].needs_warps(prepare(library_case(case)).program) is None
         assert spirv_val(_structured(library_case(case), Target()).spirv) is None
-    with pytest.raises(UnsupportedInstruction, match="BAR.ARV"):
-        _structured(library_case("barrier/hand_bar_arv_counts"))
+    # a named barrier with a thread count inside a loop has no workgroup-barrier form
+    looped = WAIT_FIRST[:3] + [".L_x_2:", "BAR.ARV 0x1, 0x40", "BAR.SYNC.DEFER_BLOCKING 0x1, 0x40",
+                               "@P0 BRA `(.L_x_2)", "EXIT", ".L_x_1:", "EXIT"]
+    with pytest.raises(UnsupportedInstruction, match=r"'BAR.ARV 0x1, 0x40' inside a loop"):
+        translate(load_program("k:\n.text.k:\n" + listing(looped), "k"), (64, 1, 1), 0, target=Target(),
+                  strategy="structured")
 
 
 def test_a_helper_called_twice_is_inlined_at_each_call():
@@ -187,8 +191,24 @@ def test_a_helper_called_twice_is_inlined_at_each_call():
 
 
 # lane-order points inside loops, on subgroups narrower than a warp (.uniform): one loop; two
-# loops one after the other; a loop inside a loop, each with block barriers
-WALKS = ["memory/lds_uniform_index", "atomics/cas_loops_shared", "realkernels/odd_even_merge_sort_shared"]
+# loops one after the other; a loop inside a loop, each with block barriers; and the barriers
+# Vulkan lacks (.barriers): __syncthreads_count/and/or, named barriers with counts and
+# arrivals, the waiting side placed first by nvcc, a barrier id in a register
+WALKS = ["memory/lds_uniform_index", "atomics/cas_loops_shared", "realkernels/odd_even_merge_sort_shared",
+         "barrier/syncthreads_count_and_or", "barrier/hand_bar_arv_counts", "barrier/named_arrive_sync",
+         "barrier/named_pairs"]
+WAIT_FIRST = ["S2R R0, SR_TID.X", "ISETP.GE.U32.AND P0, PT, R0, 0x20, PT", "@P0 BRA `(.L_x_1)",
+              "BAR.SYNC.DEFER_BLOCKING 0x1, 0x40", "EXIT", ".L_x_1:", "BAR.SYNC.DEFER_BLOCKING 0x2, 0x20",
+              "BAR.ARV 0x1, 0x40", "EXIT"]
+
+
+def test_a_named_barrier_whose_arrival_comes_after_its_wait_is_unsupported():
+    """Warp 1 waits on barrier 2 before it arrives on barrier 1, which warp 0 waits on: in any
+    walk the wait on 1 comes first, and a workgroup barrier there would pass before the
+    arrival. On the chip warp 0 waits for warp 1's arrival."""
+    program = load_program("k:\n.text.k:\n" + listing(WAIT_FIRST), "k")
+    with pytest.raises(UnsupportedInstruction, match=r"'BAR.ARV 0x1, 0x40' arrives after a wait on its barrier"):
+        translate(program, (64, 1, 1), 0, target=Target(), strategy="structured")
 
 
 def test_uniform_walks_are_valid_spirv():

@@ -29,6 +29,7 @@ from ... import abi
 from ...ir.inline import name, pc_of
 from ...spirv.enums import Control
 from .shape import Scope, shape
+from .barriers import arrivals_first, named_waits, other_form
 from .uniform import UniformWalk
 
 
@@ -44,7 +45,12 @@ class StructuredBody(UniformWalk):
         # lane-order points whose barrier needs every invocation there (:mod:`.uniform`), and
         # the scopes that hold them, walked by every invocation
         self.points = frozenset() if e.subgroups_are_warps else self._walked(frozenset(e.program.order.points) - covered)
-        self.uniform = self._find_uniform(self.points) if self.points else frozenset()
+        # barriers Vulkan lacks, where not every thread reaches them in the layout (.barriers)
+        forms = frozenset(i.pc for b in e.program.reachable.values() for i in b.insts if other_form(i))
+        self.forms_why = arrivals_first(e.program, self.shape) if forms else None
+        self.waits = named_waits(e.program) if forms else frozenset()
+        walked = self.points | self._walked(forms)
+        self.uniform = self._find_uniform(walked) if walked else frozenset()
         self._slots: dict[int, int] = {}        # each uniform loop's vote slots
         self.walking = False                    # code that every invocation runs (.uniform)
         # a thread stopped at a loop's header: its budget spent, or the driver ended the loop

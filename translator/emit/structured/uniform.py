@@ -4,7 +4,8 @@ the device's subgroups cannot hold a warp, the point's workgroup barrier must be
 control flow, which a branch or a loop that only some threads take is not.
 
 Such a scope (the program, or a loop with such a point in it, at any depth) is a *uniform
-scope*. Every invocation walks its nodes in reverse postorder, each node predicated on the
+scope*. Every invocation walks its nodes in an order where each comes after the nodes with an
+edge to it, the lowest pc first (:func:`walk_order`), each node predicated on the
 thread being in the scope and at the node's pc (the guard variable): a thread runs a node's
 block where ``pc == node``, and a jump to a later node runs that node in the same pass, as a
 turn of the warp would. A block with a point runs straight through for every invocation, its
@@ -69,7 +70,7 @@ class UniformWalk:
         return self.f.op("AccessChain", m.pointer("Workgroup", m.u32()), self._slots[header], index)
 
     def walk(self, scope: Scope, inside: int | None) -> None:
-        """Every node of ``scope`` in reverse postorder, for every invocation; ``inside``: the
+        """Every node of ``scope`` in :func:`walk_order`, for every invocation; ``inside``: the
         threads in the scope (a bool variable; None: the program's, every running thread)."""
         e, f, bool_ = self.e, self.f, self.m.bool()
         seen: dict[int, int] = {}
@@ -80,7 +81,7 @@ class UniformWalk:
                     "sites in a scope whose lane-order points need every invocation of the workgroup there, and this "
                     "target's subgroups are not warps", "order")
             seen[pc_of(n)] = n
-        for n in scope.order:
+        for n in walk_order(scope, self.waits):
             at = f.op("LogicalAnd", bool_, self._running() if inside is None else f.load(bool_, inside), self._at(n))
             every = scope.header is None and (n == scope.root or scope.post_dominates(n, scope.root))
             if n in scope.loops and n in self.uniform:
@@ -149,3 +150,21 @@ class UniformWalk:
 def _meets(block, points: frozenset[int]) -> bool:
     """Whether the block holds one of ``points`` or a block barrier: every invocation runs it."""
     return any(i.pc in points or i.spec.waits == "bar" for i in block.insts)
+
+
+def walk_order(scope: Scope, waits: frozenset[int] = frozenset()) -> list[int]:
+    """The scope's nodes in the order a walk takes them: each after every node with an edge to
+    it, and of the nodes ready, the lowest pc first (a turn of the lowest waiting pc, as on
+    the chip), but a node of ``waits`` (blocks that wait on a named barrier, .barriers) only
+    when no other is ready, so that the threads that arrive there come first."""
+    waiting = {n: len(scope.pred[n]) for n in scope.succ}
+    ready, order = [scope.root], []
+    while ready:
+        ready.sort(key=lambda n: (pc_of(n) in waits, pc_of(n), n))
+        n = ready.pop(0)
+        order.append(n)
+        for s in scope.succ[n]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                ready.append(s)
+    return order

@@ -25,6 +25,7 @@ from ...errors import UnsupportedInstruction
 from ...spirv.enums import MemorySemantics as Sem
 from ...spirv.enums import Scope
 from ..subgroups import SubgroupWarp
+from .barriers import Reductions, full_barrier
 from .main import StructuredBody
 
 
@@ -47,6 +48,7 @@ class StructuredWarp(SubgroupWarp):
         self.covered = frozenset(_points_before_bar(e.program))
         super().__init__(e)
         self.body = StructuredBody(e, self.covered)
+        self.reductions = Reductions(e)
 
     def fits(self, size: int) -> int:
         """Whole warps in each subgroup, or the whole workgroup in one."""
@@ -69,11 +71,19 @@ class StructuredWarp(SubgroupWarp):
 
     def bar(self, x, kind, barrier, count, pred):
         """In the top scope, or a block that every invocation walks (:mod:`.uniform`), an
-        unpredicated ``BAR.SYNC 0`` is every invocation's barrier."""
-        if (self.body.everyone or self.body.walking) and x.inst.guard is None and kind == "sync" \
-                and count is None and x._value(barrier) == 0:
-            f, sem = self.f, x.k32(Sem.AcquireRelease | Sem.WorkgroupMemory)
-            f.op("ControlBarrier", None, x.k32(Scope.Workgroup), x.k32(Scope.Workgroup), sem)
+        unpredicated ``BAR.SYNC 0`` is every invocation's barrier, and so are the forms Vulkan
+        lacks where the program allows (:mod:`.barriers`): a reduction counts in workgroup
+        memory."""
+        if (self.body.everyone or self.body.walking) and x.inst.guard is None:
+            if kind in ("popc", "and", "or"):
+                self.reductions.reduce(x, kind, pred)
+                return
+            if kind == "sync" and count is None and x._value(barrier) == 0:
+                full_barrier(self.f, x)
+                return
+            if self.body.forms_why is not None:
+                raise UnsupportedInstruction(f"structured: {self.body.forms_why}", x.inst.opcode)
+            full_barrier(self.f, x)
             return
         super().bar(x, kind, barrier, count, pred)
 
