@@ -83,6 +83,17 @@ class StructuredBody(UniformWalk):
         idle = f.op("LogicalOr", bool_, f.load(bool_, e.exited), f.load(bool_, self.stopped))
         return f.op("LogicalNot", bool_, idle)
 
+    def _open_loop(self) -> tuple[int, int, int]:
+        """A loop construct's header, and its body begun: (header, continue block, merge block)."""
+        f, m = self.f, self.m
+        head, body, cont, merge = (m.new_id() for _ in range(4))
+        f.op("Branch", None, head)
+        f.label(head)
+        f.op("LoopMerge", None, merge, cont, Control.NONE)
+        f.op("Branch", None, body)
+        f.label(body)
+        return head, cont, merge
+
     def _at(self, node: int) -> int:
         e, f = self.e, self.f
         return f.op("IEqual", self.m.bool(), f.load(self.m.u32(), e.pc), e.k(pc_of(node)))
@@ -158,13 +169,8 @@ class StructuredBody(UniformWalk):
         if len(scope.succ) == 1 and not scope.loops and not self.e.program.may_spin:
             self.tight(header)
             return
-        e, f, m, u32, bool_ = self.e, self.f, self.m, self.m.u32(), self.m.bool()
-        head, body, cont, merge = (m.new_id() for _ in range(4))
-        f.op("Branch", None, head)
-        f.label(head)
-        f.op("LoopMerge", None, merge, cont, Control.NONE)
-        f.op("Branch", None, body)
-        f.label(body)
+        e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
+        head, cont, merge = self._open_loop()
         with self._nested():
             self.code(self.shape.scopes[header], header)
         f.op("Branch", None, cont)

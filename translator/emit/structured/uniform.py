@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 from ...errors import UnsupportedInstruction
 from ...ir.inline import name, pc_of
-from ...spirv.enums import Control, Scope as SpvScope
+from ...spirv.enums import Scope as SpvScope
 from ...spirv.enums import MemorySemantics as Sem
 from .shape import Scope
 
@@ -116,12 +116,7 @@ class UniformWalk:
             for k in range(VOTE_SLOTS):
                 f.store(self._slot(header, e.k(k)), e.k(0))
         f.barrier()
-        head, body, cont, merge = (m.new_id() for _ in range(4))
-        f.op("Branch", None, head)
-        f.label(head)
-        f.op("LoopMerge", None, merge, cont, Control.NONE)
-        f.op("Branch", None, body)
-        f.label(body)
+        head, cont, merge = self._open_loop()
         with self._depth(self.depth + 1):
             self.walk(self.shape.scopes[header], inside)
         f.op("Branch", None, cont)
