@@ -51,6 +51,7 @@ class StructuredBody(UniformWalk):
         self.waits = named_waits(e.program) if forms else frozenset()
         walked = self.points | self._walked(forms)
         self.uniform = self._find_uniform(walked) if walked else frozenset()
+        self.copy = self._copies() if self.uniform else None      # the thread's inlined copy (.uniform)
         self._slots: dict[int, int] = {}        # each uniform loop's vote slots
         self.walking = False                    # code that every invocation runs (.uniform)
         # a thread stopped at a loop's header: its budget spent, or the driver ended the loop

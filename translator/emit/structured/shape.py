@@ -72,6 +72,9 @@ class Shape:
     """Every scope of a program, by header (None: the program)."""
     scopes: dict[int | None, Scope]
     loop_headers: frozenset[int]
+    # where a node goes next: a block's successors in the inlined graph, a loop's exit targets
+    # (a thread that leaves it may be in another inlined copy: .uniform follows it)
+    onward: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def unsupported_reason(program: Program) -> tuple[str, str] | None:
@@ -97,7 +100,8 @@ def shape(program: Program) -> Shape:
     scopes[None] = _scope(program, found.succ, None, found.entry, everything, forest.roots, forest)
     for h, loop in forest.loops.items():
         scopes[h] = _scope(program, found.succ, h, h, loop.body, loop.children, forest)
-    return Shape(scopes, frozenset(forest.loops))
+    onward = {**{n: tuple(s) for n, s in found.succ.items()}, **{h: loop.exit_targets for h, loop in forest.loops.items()}}
+    return Shape(scopes, frozenset(forest.loops), onward)
 
 
 def _scope(program: Program, succ, header, root, body, children, forest) -> Scope:

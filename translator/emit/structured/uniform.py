@@ -15,15 +15,15 @@ while any invocation of the workgroup is still in it (a vote through three workg
 one barrier a pass, each loop its own words); each of its threads counts its passes against the step budget, and one
 whose budget is spent stops at the header, as in an ordinary loop.
 
-A scope with two copies of one block (a helper inlined at two call sites) has no single node
-for a thread's pc: such a program is UNSUPPORTED on these devices, named.
+Where a walked scope holds two copies of one block (a helper inlined at two call sites), the
+pc alone does not say which a thread is at: each thread then keeps its copy in a variable,
+set where a walked node's thread goes into another (a call, a return, a loop's exit).
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ...errors import UnsupportedInstruction
-from ...ir.inline import name, pc_of
+from ...ir.inline import pc_of
 from ...spirv.enums import Scope as SpvScope
 from ...spirv.enums import MemorySemantics as Sem
 from .shape import Scope
@@ -73,16 +73,11 @@ class UniformWalk:
         """Every node of ``scope`` in :func:`walk_order`, for every invocation; ``inside``: the
         threads in the scope (a bool variable; None: the program's, every running thread)."""
         e, f, bool_ = self.e, self.f, self.m.bool()
-        seen: dict[int, int] = {}
-        for n in scope.succ:
-            if pc_of(n) in seen:
-                raise UnsupportedInstruction(
-                    f"structured: {e.program.name}: {name(n)} and {name(seen[pc_of(n)])} are one block at two call "
-                    "sites in a scope whose lane-order points need every invocation of the workgroup there, and this "
-                    "target's subgroups are not warps", "order")
-            seen[pc_of(n)] = n
         for n in walk_order(scope, self.waits):
             at = f.op("LogicalAnd", bool_, self._running() if inside is None else f.load(bool_, inside), self._at(n))
+            if self.copy is not None:
+                at = f.op("LogicalAnd", bool_, at, f.op("IEqual", bool_, f.load(self.m.u32(), self.copy),
+                                                        e.k(n >> 32)))
             every = scope.header is None and (n == scope.root or scope.post_dominates(n, scope.root))
             if n in scope.loops and n in self.uniform:
                 self.uniform_loop(n, at)
@@ -94,6 +89,28 @@ class UniformWalk:
             else:
                 with f.if_(at), self._depth(0 if every else self.depth + 1):
                     self.node(scope, n)
+            self._follow(n, at)
+
+    def _copies(self) -> int | None:
+        """The thread's inlined copy, a variable, where a walked scope holds one block twice
+        (a helper inlined at two call sites): the pc alone does not say which node a thread
+        is at. None where no walked scope does."""
+        for header in self.uniform:
+            pcs = [pc_of(n) for n in self.shape.scopes[header].succ]
+            if len(pcs) != len(set(pcs)):
+                return self.f.local(self.m.u32(), "copy", self.e.k(0))
+        return None
+
+    def _follow(self, node: int, at: int) -> None:
+        """The copy of the threads that were ``at`` the node, where they went into another (a
+        call, a return): the node's next one whose pc is theirs (no two with one pc)."""
+        if self.copy is None:
+            return
+        f, u32, bool_ = self.f, self.m.u32(), self.m.bool()
+        for target in self.shape.onward.get(node, ()):
+            if target >> 32 != node >> 32:
+                went = f.op("LogicalAnd", bool_, at, self._at(target))
+                f.store(self.copy, f.op("Select", u32, went, self.e.k(target >> 32), f.load(u32, self.copy)))
 
     @contextmanager
     def _walking(self):
