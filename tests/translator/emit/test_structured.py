@@ -214,16 +214,27 @@ def test_uniform_walks_are_valid_spirv():
         assert spirv_val(_structured(library_case(case), Target()).spirv) is None, case
 
 
+def _walks_pass(cases, config):
+    options = engine.Options(retries=0, translators=({"name": "structured"},))
+    doc = engine.run_matrix([library_case(c) for c in cases], [config], interp=False, options=options, jobs=1)
+    cells = {r["case"]: r for r in doc["results"]}
+    assert {c: cells[c]["status"] for c in cases} == dict.fromkeys(cases, "PASS"), \
+        {c: cells[c]["message"] for c in cases if cells[c]["status"] != "PASS"}
+
+
 def test_uniform_walks_pass_on_4_wide_subgroups(lavapipe_config):
     """Eight subgroups a warp, run one after another between barriers: the walks' words as
     recorded on the chip (with the second loop left out of the walk, or one vote's words
-    shared by two nested loops, cas_loops_shared and odd_even_merge_sort_shared go wrong)."""
-    options = engine.Options(retries=0, translators=({"name": "structured"},))
-    doc = engine.run_matrix([library_case(c) for c in WALKS], [lavapipe_config(4)], interp=False, options=options,
-                            jobs=1)
-    cells = {r["case"]: r for r in doc["results"]}
-    assert {c: cells[c]["status"] for c in WALKS} == dict.fromkeys(WALKS, "PASS"), \
-        {c: cells[c]["message"] for c in WALKS if cells[c]["status"] != "PASS"}
+    shared by two nested loops, cas_loops_shared and odd_even_merge_sort_shared go wrong; a
+    wait on a named barrier walked before its arrival, named_arrive_sync)."""
+    _walks_pass(["atomics/cas_loops_shared", "realkernels/odd_even_merge_sort_shared", "barrier/named_arrive_sync",
+                 "barrier/syncthreads_count_and_or"], lavapipe_config(4))
+
+
+@pytest.mark.campaign
+@pytest.mark.parametrize("width", [4, 8, 16])
+def test_every_walk_passes(lavapipe_config, width):
+    _walks_pass(WALKS + ["captured/particlefilter/normalize_weights_kernel_2"], lavapipe_config(width))
 
 
 def test_library_cases_pass_on_lavapipe(lavapipe_config):
