@@ -3,17 +3,18 @@ other's memory (a lane-order point, :mod:`translator.ir.order`) inside a branch 
 the device's subgroups cannot hold a warp, the point's workgroup barrier must be in uniform
 control flow, which a branch or a loop that only some threads take is not.
 
-Such a scope (the program, or a loop with such a point in it, at any depth) is a *uniform
-scope*. Every invocation walks its nodes in an order where each comes after the nodes with an
-edge to it, the lowest pc first (:func:`walk_order`), each node predicated on the
-thread being in the scope and at the node's pc (the guard variable): a thread runs a node's
-block where ``pc == node``, and a jump to a later node runs that node in the same pass, as a
-turn of the warp would. A block with a point runs straight through for every invocation, its
-writes masked, and its point is a workgroup barrier; any other node keeps its own code inside
-``if (at node)``: a loop without points stays an ordinary loop. A uniform loop goes round
-while any invocation of the workgroup is still in it (a vote through three workgroup words,
-one barrier a pass, each loop its own words); each of its threads counts its passes against the step budget, and one
-whose budget is spent stops at the header, as in an ordinary loop.
+Such a scope (the program, or a loop with such a point in it, at any depth; also one with a
+block barrier Vulkan lacks, :mod:`.barriers`) is a *uniform scope*. Every invocation walks its
+nodes in an order where each comes after the nodes with an edge to it, the lowest pc first
+(:func:`walk_order`), each node predicated on the thread being in the scope and at the node's
+pc (the guard variable): a thread runs a node's block where ``pc == node``, and a jump to a
+later node runs that node in the same pass, as a turn of the warp would. A block with a point
+or a barrier runs straight through for every invocation, its writes masked, and its barrier
+is everyone's; any other node keeps its own code inside ``if (at node)``: a loop without
+points stays an ordinary loop. A uniform loop goes round while any invocation of the
+workgroup is still in it (a vote through three workgroup words, one barrier a pass, each loop
+its own words); each of its threads counts its passes against the step budget, and one whose
+budget is spent stops at the header, as in an ordinary loop.
 
 Where a walked scope holds two copies of one block (a helper inlined at two call sites), the
 pc alone does not say which a thread is at: each thread then keeps its copy in a variable,
@@ -35,8 +36,9 @@ class UniformWalk:
     """The uniform scopes of a :class:`.main.StructuredBody` (which mixes this in)."""
 
     def _walked(self, points: frozenset[int]) -> frozenset[int]:
-        """``points`` but those of the program's blocks that every running thread reaches (the
-        root and what post-dominates it, outside every loop): their barriers need no walk."""
+        """``points`` (pcs of lane-order points or barriers) but those of the program's blocks
+        that every running thread reaches (the root and what post-dominates it, outside every
+        loop): their barriers need no walk."""
         top = self.shape.scopes[None]
         everyone = {pc_of(n) for n in top.succ if n not in top.loops
                     and (n == top.root or top.post_dominates(n, top.root))}
@@ -45,7 +47,8 @@ class UniformWalk:
 
     def _find_uniform(self, points: frozenset[int]) -> frozenset:
         """The scopes (loop headers; None: the program) holding a block with one of ``points``
-        (pcs of uncovered lane-order points), themselves or in a loop inside them."""
+        (pcs of lane-order points and barriers that need a walk), themselves or in a loop
+        inside them."""
         holds: dict = {}
 
         def has(header) -> bool:
