@@ -44,7 +44,8 @@ class StructuredBody(UniformWalk):
         self.depth = 0                          # selections and loops around the code being emitted
         # lane-order points whose barrier needs every invocation there (:mod:`.uniform`), and
         # the scopes that hold them, walked by every invocation
-        self.points = frozenset() if e.subgroups_are_warps else self._walked(frozenset(e.program.order.points) - covered)
+        points = frozenset() if e.subgroups_are_warps else frozenset(e.program.order.points) - covered
+        self.points = self._walked(points)
         # barriers Vulkan lacks, where not every thread reaches them in the layout (.barriers)
         forms = frozenset(i.pc for b in e.program.reachable.values() for i in b.insts if other_form(i))
         self.forms_why = arrivals_first(e.program, self.shape) if forms else None
