@@ -41,7 +41,7 @@ from warpboard.studies.fuzz import reduce as fuzz_reduce
 
 from .args import INTERRUPTED, UsageError, bounded
 from .run_cmd import add_run_arguments, cmd_run
-from warpboard.translator import TranslatorError, load_program, translate
+from warpboard.translator import DEFAULT_STRATEGY, STRATEGIES, Target, TranslatorError, load_program, translate
 
 DESCRIPTION = ("Run SM86 SASS cases on every Vulkan device and the CPU reference interpreter; "
                "render, merge and compare the scoreboards; translate, measure and write cases.")
@@ -85,7 +85,12 @@ def add_translate_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentPars
                         f"{MAX_BLOCK_THREADS} threads)")
     p.add_argument("--shared-bytes", type=bounded(int, 0, MAX_SHARED_BYTES), default=16384,
                    help="shared memory in bytes (default 16384)")
-    p.add_argument("--mode", choices=["free", "turns"], help="force a mode")
+    p.add_argument("--mode", choices=["free", "turns"], help="force a mode (turns strategy)")
+    p.add_argument("--translator", choices=list(STRATEGIES), default=DEFAULT_STRATEGY,
+                   help=f"the built-in strategy (default {DEFAULT_STRATEGY})")
+    p.add_argument("--warps", action="store_true",
+                   help="for a device whose subgroups are warps (32 lanes in invocation order), where a "
+                        "strategy maps collectives on subgroups (default: a device whose subgroups are not)")
     p.add_argument("-o", "--output", default="kernel.spv", help="the SPIR-V file (default kernel.spv)")
     return p
 
@@ -104,12 +109,15 @@ def cmd_translate(args: argparse.Namespace) -> int:
     try:
         text = read_text(Path(args.listing), "listing")
         program = load_program(text, args.kernel, args.listing)
-        shader = translate(program, tuple(block), args.shared_bytes, args.mode)
+        if args.mode and args.translator != DEFAULT_STRATEGY:
+            raise UsageError(f"--mode is {DEFAULT_STRATEGY}'s; {args.translator} has no modes")
+        shader = translate(program, tuple(block), args.shared_bytes, args.mode, Target(warp_subgroups=args.warps),
+                           args.translator)
     except (CaseError, TranslatorError) as exc:
         raise UsageError(str(exc)) from None
     write_atomic(args.output, shader.spirv)
     print(f"{program.name}: {len(program.insts)} instructions, {len(program.blocks)} blocks, "
-          f"{shader.mode} mode -> {args.output} ({len(shader.spirv)} bytes)")
+          f"{args.translator} ({shader.mode}) -> {args.output} ({len(shader.spirv)} bytes)")
     return 0
 
 

@@ -158,6 +158,19 @@ def test_translate_takes_the_block_as_new_case_does(block, tmp_path, capsys):
     assert "--block '0': give 1-3 positive integers" in capsys.readouterr().err
 
 
+def test_translate_takes_a_strategy(tmp_path, capsys):
+    """loop_ballot votes: structured needs a device whose subgroups are warps, and says so."""
+    out = tmp_path / "k.spv"
+    argv = ["translate", str(ROOT / "cases" / "truth" / "kernels.sm_86.sass"), "--kernel", "loop_ballot",
+            "--translator", "structured", "-o", str(out)]
+    assert cli.main(argv) == 2
+    assert "collectives need a warp to be a subgroup" in capsys.readouterr().err
+    assert cli.main(argv + ["--warps"]) == 0 and out.stat().st_size > 0
+    assert "loop_ballot: " in capsys.readouterr().out
+    assert cli.main(argv + ["--warps", "--mode", "free"]) == 2
+    assert "--mode is turns's; structured has no modes" in capsys.readouterr().err
+
+
 def test_run_takes_case_files_as_pytest_and_lit_do(tmp_path, capsys):
     path = ROOT / "cases" / "truth" / "loop_ballot.toml"
     out = tmp_path / "r.json"
