@@ -117,7 +117,8 @@ def cmd_translate(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     write_atomic(args.output, shader.spirv)
     print(f"{program.name}: {len(program.insts)} instructions, {len(program.blocks)} blocks, "
-          f"{args.translator} ({shader.mode}) -> {args.output} ({len(shader.spirv)} bytes)")
+          f"{args.translator}{f' ({shader.mode} mode)' if shader.mode != args.translator else ''} -> {args.output} "
+          f"({len(shader.spirv)} bytes)")
     return 0
 
 
