@@ -15,9 +15,10 @@ arrivals that do not wait (``BAR.ARV``), and reductions (``BAR.RED.POPC/AND/OR``
 from __future__ import annotations
 
 from ...ir.inline import pc_of
-from .uniform import walk_order
 from ...spirv.enums import MemorySemantics as Sem
 from ...spirv.enums import Scope
+from .uniform import walk_order
+
 
 def other_form(inst) -> bool:
     """Whether a BAR is one that Vulkan lacks: not ``BAR.SYNC 0`` (an id other than 0, a
@@ -35,15 +36,15 @@ def named_waits(program) -> frozenset[int]:
                      if any(other_form(i) and not {"ARV", "RED"} & i.mods for i in b.insts))
 
 
-def arrivals_first(program, shape) -> str | None:
+def arrivals_first(program, shape, waiting: frozenset[int]) -> str | None:
     """Why the named barriers of ``program`` cannot be workgroup barriers in the walk of its
-    top scope (:mod:`.barriers`), or None where they can."""
+    top scope, which takes the blocks of ``waiting`` (:func:`named_waits`) last, or None where
+    they can."""
     top = shape.scopes[None]
-    position = {pc_of(n): k for k, n in enumerate(walk_order(top, named_waits(program))) if n not in top.loops}
-    forms = [i for b in program.reachable.values() for i in b.insts if other_form(i) and "RED" not in i.mods]
+    position = {pc_of(n): k for k, n in enumerate(walk_order(top, waiting)) if n not in top.loops}
+    forms = [(pc, i) for pc, b in program.reachable.items() for i in b.insts if other_form(i) and "RED" not in i.mods]
     waits: dict = {}
-    for inst in forms:
-        block = next(pc for pc, b in program.reachable.items() if inst in b.insts)
+    for block, inst in forms:
         if block not in position:
             return f"{inst.where}: '{inst.text}' inside a loop: a named barrier there has no workgroup-barrier form"
         ident = inst.ops[0].value if inst.ops and inst.ops[0].kind == "imm" else None      # None: an id in a register
@@ -71,36 +72,25 @@ class Reductions:
             self.words = m.global_var(m.pointer("Workgroup", m.array(m.u32(), 2)), "Workgroup", "bar_red")
         return self.f.op("AccessChain", m.pointer("Workgroup", m.u32()), self.words, self.e.k(k))
 
-    def _barrier(self) -> None:
-        e = self.e
-        self.f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup),
-                  e.k(Sem.AcquireRelease | Sem.WorkgroupMemory))
-
     def reduce(self, x, kind: str, pred) -> None:
         """The threads here (``x.en``) add 1, and their predicate, to the counters; each reads
         the sum back as ``B2R.RESULT`` will: the count, all, or any."""
         e, f, u32 = self.e, self.f, self.m.u32()
-        self._barrier()                             # the last reduction's reads are done
+        f.barrier()                             # the last reduction's reads are done
         with f.if_(f.op("IEqual", self.m.bool(), e.tid, e.k(0))):
             f.store(self._word(0), e.k(0))
             f.store(self._word(1), e.k(0))
-        self._barrier()
+        f.barrier()
         scope, sem = e.k(Scope.Workgroup), e.k(Sem.Relaxed)
         with f.if_(x.en):
             f.op("AtomicIAdd", u32, self._word(1), scope, sem, e.k(1))
             if pred is not None:
                 with f.if_(pred):
                     f.op("AtomicIAdd", u32, self._word(0), scope, sem, e.k(1))
-        self._barrier()
+        f.barrier()
         popc, total = f.load(u32, self._word(0)), f.load(u32, self._word(1))
         if pred is None:
             popc = total
         result = {"popc": popc, "and": x.b2v(x.cmp("eq", popc, total, False)),
                   "or": x.b2v(x.cmp("ne", popc, x.k32(0), False))}[kind]
         f.store(e.bar_result, x.sel(x.en, result, f.load(u32, e.bar_result)))
-
-
-def full_barrier(f, x) -> None:
-    """Every invocation's workgroup barrier."""
-    f.op("ControlBarrier", None, x.k32(Scope.Workgroup), x.k32(Scope.Workgroup),
-         x.k32(Sem.AcquireRelease | Sem.WorkgroupMemory))

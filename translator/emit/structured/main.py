@@ -48,8 +48,8 @@ class StructuredBody(UniformWalk):
         self.points = self._walked(points)
         # barriers Vulkan lacks, where not every thread reaches them in the layout (.barriers)
         forms = frozenset(i.pc for b in e.program.reachable.values() for i in b.insts if other_form(i))
-        self.forms_why = arrivals_first(e.program, self.shape) if forms else None
         self.waits = named_waits(e.program) if forms else frozenset()
+        self.forms_why = arrivals_first(e.program, self.shape, self.waits) if forms else None
         walked = self.points | self._walked(forms)
         self.uniform = self._find_uniform(walked) if walked else frozenset()
         self.copy = self._copies() if self.uniform else None      # the thread's inlined copy (.uniform)

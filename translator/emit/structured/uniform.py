@@ -25,8 +25,6 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ...ir.inline import pc_of
-from ...spirv.enums import Scope as SpvScope
-from ...spirv.enums import MemorySemantics as Sem
 from .shape import Scope
 
 VOTE_SLOTS = 3      # a pass votes in slot k % 3 while thread 0 clears slot (k + 1) % 3, read two passes ago
@@ -153,8 +151,7 @@ class UniformWalk:
             f.store(self._slot(header, mine), e.k(1))
         with f.if_(first):
             f.store(self._slot(header, f.op("UMod", u32, f.op("IAdd", u32, k, e.k(1)), e.k(VOTE_SLOTS))), e.k(0))
-        f.op("ControlBarrier", None, e.k(SpvScope.Workgroup), e.k(SpvScope.Workgroup),
-             e.k(Sem.AcquireRelease | Sem.WorkgroupMemory))
+        f.barrier()
         f.store(turn, f.op("IAdd", u32, k, e.k(1)))
         again = f.op("INotEqual", bool_, f.load(u32, self._slot(header, mine)), e.k(0))
         f.op("BranchConditional", None, again, head, merge)

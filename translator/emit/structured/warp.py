@@ -25,7 +25,7 @@ from ...errors import UnsupportedInstruction
 from ...spirv.enums import MemorySemantics as Sem
 from ...spirv.enums import Scope
 from ..subgroups import SubgroupWarp
-from .barriers import Reductions, full_barrier
+from .barriers import Reductions
 from .main import StructuredBody
 
 
@@ -64,10 +64,10 @@ class StructuredWarp(SubgroupWarp):
             f.op("MemoryBarrier", None, e.k(Scope.Subgroup), sem)
             return
         if self.body.everyone or inst.pc in self.body.points:    # every invocation is here (.uniform)
-            f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
+            f.barrier()
             return
         with f.if_(active):         # a covered point: the block's threads reach its barrier
-            f.op("ControlBarrier", None, e.k(Scope.Workgroup), e.k(Scope.Workgroup), sem)
+            f.barrier()
 
     def bar(self, x, kind, barrier, count, pred):
         """In the top scope, or a block that every invocation walks (:mod:`.uniform`), an
@@ -78,12 +78,9 @@ class StructuredWarp(SubgroupWarp):
             if kind in ("popc", "and", "or"):
                 self.reductions.reduce(x, kind, pred)
                 return
-            if kind == "sync" and count is None and x._value(barrier) == 0:
-                full_barrier(self.f, x)
-                return
-            if self.body.forms_why is not None:
+            if not (kind == "sync" and count is None and x._value(barrier) == 0) and self.body.forms_why:
                 raise UnsupportedInstruction(f"structured: {self.body.forms_why}", x.inst.opcode)
-            full_barrier(self.f, x)
+            self.f.barrier()
             return
         super().bar(x, kind, barrier, count, pred)
 
