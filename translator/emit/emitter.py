@@ -20,7 +20,7 @@ from ..spirv.builder import Function, Module
 from ..spirv.enums import AddressingModel, Control, ExecutionMode, ExecutionModel, MemoryModel, Scope
 from ..spirv.enums import MemorySemantics as Sem
 from ..target import Target
-from . import free, native, structured, turns
+from . import free, native, structured, tight, turns
 from .ctx import SpirvCtx
 from .failures import Failures
 from .mem import MemoryEmitter
@@ -360,35 +360,8 @@ class Emitter:
 
     def emit_tight(self, block: Block, active: int, free: bool, alone: bool = False) -> Outcome:
         """A block that branches to itself, run in a loop of its own while the thread stays in it
-        (a tight loop): each pass after the first is a step against the budget, as a trip through
-        the switch is, with no dispatch. Not where a driver stops a shader's loops after so many
-        iterations of all of them together (``tight_loops`` off: lavapipe). The step counter is
-        the loop's only counter (the instructions are counted once, from the passes).
-        ``alone``: no trip of a switch counted the first pass, and the loop counts it too
-        (structured code)."""
-        f, m, u32, bool_ = self.f, self.m, self.m.u32(), self.m.bool()
-        again = f.local(bool_, None, m.const_bool(True))
-        f.store(again, m.const_bool(True))
-        first = f.load(u32, self.steps)
-        outcome = None
-
-        def trip():
-            nonlocal outcome
-            outcome = self.emit_block(block, active, free, counted=False)
-            stay = f.op("IEqual", bool_, f.load(u32, self.pc), self.k(block.pc))
-            steps = f.op("IAdd", u32, f.load(u32, self.steps), self.k(1))
-            more = f.op("LogicalAnd", bool_, f.op("LogicalAnd", bool_, stay, active),
-                        f.op("LogicalAnd", bool_, f.op("LogicalNot", bool_, f.load(bool_, self.exited)),
-                             f.op("ULessThan", bool_, steps, self.budget)))
-            f.store(self.steps, steps)
-            f.store(again, more)
-        self.emit_loop(lambda: f.load(bool_, again), trip)
-        end = f.load(u32, self.steps)
-        if not alone:
-            f.store(self.steps, f.op("ISub", u32, end, self.k(1)))
-        passes = f.op("ISub", u32, end, first)
-        self._count_executed(f.op("IMul", u32, passes, self.k(len(block.insts))), active)
-        return outcome
+        (:mod:`translator.emit.tight`)."""
+        return tight.emit_tight(self, block, active, free, alone)
 
     # ---------------------------------------------------------------- the whole shader
     def build(self) -> Shader:

@@ -20,6 +20,45 @@ from support.paths import library_case
 # thread 0 spins in a block that branches to itself; the others exit
 SPINS_ALONE = ["S2R R0, SR_TID.X", "ISETP.NE.AND P0, PT, R0, RZ, PT", "@P0 EXIT", ".L_x_1:",
                "IADD3 R2, R2, 0x1, RZ", "BRA `(.L_x_1)", "EXIT"]
+M32 = 0xFFFFFFFF
+
+
+def _imm(v: int) -> str:
+    return f"{v:#x}" if v < 0x80000000 else f"-{-v & M32:#x}"
+
+
+def counted_loop(name: str, step: int, bounds: list[int], budget: int = 500):
+    """Thread t counts R2 up from 0 by ``step`` until it equals ``bounds[t]`` (its word of out),
+    tripling an accumulator from 1 and adding t on each pass, and leaves the accumulator in
+    its word: the loop's own test reads its counter against a bound (translator.ir.counters)."""
+    lines = ["S2R R0, SR_TID.X", "IMAD.WIDE.U32 R6, R0, 0x4, c[0x0][0x160]", "LDG.E R5, [R6.64]",
+             "IMAD.MOV.U32 R2, RZ, RZ, RZ", "IMAD.MOV.U32 R4, RZ, RZ, 0x1", ".L_x_1:",
+             f"IADD3 R2, R2, {_imm(step)}, RZ", "IMAD R4, R4, 0x3, R0", "ISETP.NE.AND P0, PT, R2, R5, PT",
+             "@P0 BRA `(.L_x_1)", "STG.E [R6.64], R4", "EXIT"]
+    expect = []
+    for t, bound in enumerate(bounds):
+        acc, value, passes = 1, 0, 0
+        while passes < budget:
+            value, acc, passes = (value + step) & M32, (acc * 3 + t) & M32, passes + 1
+            if value == bound:
+                break
+        expect.append(acc)
+    return hand_case(name, lines, tuple(bounds), tuple(expect), budget=budget)
+
+
+def _trips(step: int, trips: list[int]) -> list[int]:
+    """The bounds at which threads stepping by ``step`` leave after ``trips`` passes."""
+    return [n * step & M32 for n in trips]
+
+
+# by one, each thread its own trips; by 2^28, whose counter repeats after 16 passes: the budget
+# comes a period at a time, and thread 7 leaves only at the 16th pass, where the counter is back at 0
+COUNTED = {"counted_by_one": (M32, _trips(M32, [t + 3 for t in range(8)])),
+           "counted_by_2_28": (1 << 28, _trips(1 << 28, [t + 9 for t in range(8)]))}
+# thread 5 never meets its bound (a value the counter cannot reach) and spends the budget of 40
+# in three rounds of at most 15 passes
+NEVER_MEETS = ("never_meets_its_bound", 1 << 28, [*_trips(1 << 28, [3] * 5), 5, *_trips(1 << 28, [2, 1])], 40)
+
 # library kernels with a block that branches to itself (a quiet one, in turns mode: its free run)
 SELF_LOOPS = ("basic/uneven_loops", "printf/loop", "loops/collatz_bounded", "atomics/hand_cas_loop_global",
               "memory/lds_uniform_index")
@@ -40,16 +79,17 @@ def _bench(name):
 
 
 def test_a_block_that_branches_to_itself_gets_a_loop_of_its_own():
-    """The plain loop has two such blocks (its unrolled body and its tail): one loop each, in
-    free mode and in turns mode's free run. Without tight loops, free mode's thread runs its
-    quiet blocks in a loop of their own instead (emit/free.py)."""
+    """The plain loop has two such blocks (its unrolled body and its tail): a loop each, in
+    free mode and in turns mode's free run, which counts its passes by the block's own counter:
+    a loop of passes inside a loop of rounds of the budget (emit/tight.py). Without tight
+    loops, free mode's thread runs its quiet blocks in a loop of their own instead (emit/free.py)."""
     prep = _bench("bench_plain_loop")
     plain = translate_case(prep, "turns", use_cache=False)[0].spirv
     tight = translate_case(prep, "turns", Target(tight_loops=True), use_cache=False)[0].spirv
-    assert _loops(tight) == _loops(plain) + 2
+    assert _loops(tight) == _loops(plain) + 2 * 2
     plain = translate_case(prep, "free", use_cache=False)[0].spirv
     tight = translate_case(prep, "free", Target(tight_loops=True), use_cache=False)[0].spirv
-    assert (_loops(plain), _loops(tight)) == (2, 1 + 2)
+    assert (_loops(plain), _loops(tight)) == (2, 1 + 2 * 2)
 
 
 def test_tight_loops_are_off_on_llvmpipe_only(vulkan_infos):
@@ -65,13 +105,38 @@ def test_self_loops_pass_on_swiftshader_and_a_spin_that_never_ends_is_still_a_li
     [config] = [c for c in devices.discover(icds=[devices.SWIFTSHADER_ICD]) if "swiftshader" in c.id]
     assert tight_loops_allowed(config.info)
     spins = hand_case("spins_alone", SPINS_ALONE, tuple(range(8)), tuple(range(8)), budget=501)
-    cases = [library_case(c) for c in SELF_LOOPS] + [spins]
+    never = counted_loop(*NEVER_MEETS)
+    counted = [counted_loop(name, step, bounds) for name, (step, bounds) in COUNTED.items()]
+    cases = [library_case(c) for c in SELF_LOOPS] + counted + [spins, never]
     options = engine.Options(retries=0, translators=({"name": strategy},))
     cells = {c["case"]: c for c in engine.run_matrix(cases, [config], interp=False, options=options, jobs=1)["results"]}
-    spin = cells.pop(spins.id)
+    spin, never = cells.pop(spins.id), cells.pop(never.id)
     assert spin["status"] == Status.LIVELOCK.value and "step budget of 501 spent; thread 0 " in spin["message"], spin
+    assert never["status"] == Status.LIVELOCK.value and "step budget of 40 spent; thread 5 " in never["message"], never
     if strategy == "structured":    # collectives, and lane order inside a loop, need warps on subgroups
         cells = {k: c for k, c in cells.items() if c["status"] != Status.UNSUPPORTED.value}
         assert {"basic/uneven_loops", "printf/loop"} <= set(cells)
     bad = {k: f"{c['status']}: {c.get('message')}" for k, c in cells.items() if c["status"] != Status.PASS.value}
     assert not bad, bad
+
+
+@pytest.mark.parametrize("name", sorted(COUNTED))
+def test_a_loop_counted_by_its_own_register_leaves_at_its_test(lavapipe, name):
+    """Structured code runs every self-loop as a tight loop, lavapipe's too: each thread makes
+    the passes its bound asks for, the interpreter's as well."""
+    step, bounds = COUNTED[name]
+    case = counted_loop(name, step, bounds)
+    for device_id, device in (("interp", None), ("lavapipe", lavapipe)):
+        result = engine.run_case(case, device_id, device, translator={"name": "structured"})
+        assert result.status == Status.PASS, (device_id, result.message)
+
+
+def test_a_counted_loop_that_never_meets_its_bound_spends_the_budget(lavapipe):
+    """The loop's test alone never ends it: the budget does, over rounds of the counter's period,
+    at the step the interpreter stops it too, and the message names the thread."""
+    case = counted_loop(*NEVER_MEETS)
+    for device_id, device in (("interp", None), ("lavapipe", lavapipe)):
+        result = engine.run_case(case, device_id, device, translator={"name": "structured"})
+        message = result.message
+        assert result.outcome == "livelock" and "step budget of 40 spent" in message and "thread 5 " in message, \
+            (device_id, message)
