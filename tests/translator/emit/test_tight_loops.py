@@ -27,23 +27,32 @@ def _imm(v: int) -> str:
     return f"{v:#x}" if v < 0x80000000 else f"-{-v & M32:#x}"
 
 
+def _run_counted(step: int, bound: int, t: int, budget: int) -> tuple[int, int]:
+    """What thread t of :func:`counted_loop` leaves in its word, and the passes it makes."""
+    acc, value, passes = 1, 0, 0
+    while passes < budget:
+        value, acc, passes = (value + step) & M32, (acc * 3 + t) & M32, passes + 1
+        if value == bound:
+            break
+    return acc, passes
+
+
 def counted_loop(name: str, step: int, bounds: list[int], budget: int = 500):
     """Thread t counts R2 up from 0 by ``step`` until it equals ``bounds[t]`` (its word of out),
     tripling an accumulator from 1 and adding t on each pass, and leaves the accumulator in
-    its word: the loop's own test reads its counter against a bound (translator.ir.counters)."""
+    its word: a tight loop whose own test reads its counter against a bound, as nvcc's
+    counted loops do; the words say how many passes each thread made."""
     lines = ["S2R R0, SR_TID.X", "IMAD.WIDE.U32 R6, R0, 0x4, c[0x0][0x160]", "LDG.E R5, [R6.64]",
              "IMAD.MOV.U32 R2, RZ, RZ, RZ", "IMAD.MOV.U32 R4, RZ, RZ, 0x1", ".L_x_1:",
              f"IADD3 R2, R2, {_imm(step)}, RZ", "IMAD R4, R4, 0x3, R0", "ISETP.NE.AND P0, PT, R2, R5, PT",
              "@P0 BRA `(.L_x_1)", "STG.E [R6.64], R4", "EXIT"]
-    expect = []
-    for t, bound in enumerate(bounds):
-        acc, value, passes = 1, 0, 0
-        while passes < budget:
-            value, acc, passes = (value + step) & M32, (acc * 3 + t) & M32, passes + 1
-            if value == bound:
-                break
-        expect.append(acc)
-    return hand_case(name, lines, tuple(bounds), tuple(expect), budget=budget)
+    expect = tuple(_run_counted(step, bound, t, budget)[0] for t, bound in enumerate(bounds))
+    return hand_case(name, lines, tuple(bounds), expect, budget=budget)
+
+
+def counted_passes(step: int, bounds: list[int], budget: int = 500) -> int:
+    """The passes all threads of :func:`counted_loop` make: structured code's steps."""
+    return sum(_run_counted(step, bound, t, budget)[1] for t, bound in enumerate(bounds))
 
 
 def _trips(step: int, trips: list[int]) -> list[int]:
@@ -51,12 +60,11 @@ def _trips(step: int, trips: list[int]) -> list[int]:
     return [n * step & M32 for n in trips]
 
 
-# by one, each thread its own trips; by 2^28, whose counter repeats after 16 passes: the budget
-# comes a period at a time, and thread 7 leaves only at the 16th pass, where the counter is back at 0
+# by one, each thread its own trips; by 2^28, whose counter repeats after 16 passes: thread 7
+# leaves only at the 16th pass, where the counter is back at 0
 COUNTED = {"counted_by_one": (M32, _trips(M32, [t + 3 for t in range(8)])),
            "counted_by_2_28": (1 << 28, _trips(1 << 28, [t + 9 for t in range(8)]))}
 # thread 5 never meets its bound (a value the counter cannot reach) and spends the budget of 40
-# in three rounds of at most 15 passes
 NEVER_MEETS = ("never_meets_its_bound", 1 << 28, [*_trips(1 << 28, [3] * 5), 5, *_trips(1 << 28, [2, 1])], 40)
 
 # library kernels with a block that branches to itself (a quiet one, in turns mode: its free run)
@@ -79,17 +87,16 @@ def _bench(name):
 
 
 def test_a_block_that_branches_to_itself_gets_a_loop_of_its_own():
-    """The plain loop has two such blocks (its unrolled body and its tail): a loop each, in
-    free mode and in turns mode's free run, which counts its passes by the block's own counter:
-    a loop of passes inside a loop of rounds of the budget (emit/tight.py). Without tight
-    loops, free mode's thread runs its quiet blocks in a loop of their own instead (emit/free.py)."""
+    """The plain loop has two such blocks (its unrolled body and its tail): one loop each, in
+    free mode and in turns mode's free run. Without tight loops, free mode's thread runs its
+    quiet blocks in a loop of their own instead (emit/free.py)."""
     prep = _bench("bench_plain_loop")
     plain = translate_case(prep, "turns", use_cache=False)[0].spirv
     tight = translate_case(prep, "turns", Target(tight_loops=True), use_cache=False)[0].spirv
-    assert _loops(tight) == _loops(plain) + 2 * 2
+    assert _loops(tight) == _loops(plain) + 2
     plain = translate_case(prep, "free", use_cache=False)[0].spirv
     tight = translate_case(prep, "free", Target(tight_loops=True), use_cache=False)[0].spirv
-    assert (_loops(plain), _loops(tight)) == (2, 1 + 2 * 2)
+    assert (_loops(plain), _loops(tight)) == (2, 1 + 2)
 
 
 def test_tight_loops_are_off_on_llvmpipe_only(vulkan_infos):
@@ -121,7 +128,7 @@ def test_self_loops_pass_on_swiftshader_and_a_spin_that_never_ends_is_still_a_li
 
 
 @pytest.mark.parametrize("name", sorted(COUNTED))
-def test_a_loop_counted_by_its_own_register_leaves_at_its_test(lavapipe, name):
+def test_a_counted_loop_leaves_at_its_own_test(lavapipe, name):
     """Structured code runs every self-loop as a tight loop, lavapipe's too: each thread makes
     the passes its bound asks for, the interpreter's as well."""
     step, bounds = COUNTED[name]
@@ -129,14 +136,16 @@ def test_a_loop_counted_by_its_own_register_leaves_at_its_test(lavapipe, name):
     for device_id, device in (("interp", None), ("lavapipe", lavapipe)):
         result = engine.run_case(case, device_id, device, translator={"name": "structured"})
         assert result.status == Status.PASS, (device_id, result.message)
+    assert result.steps == counted_passes(step, bounds)     # a step a pass, the first included
 
 
 def test_a_counted_loop_that_never_meets_its_bound_spends_the_budget(lavapipe):
-    """The loop's test alone never ends it: the budget does, over rounds of the counter's period,
-    at the step the interpreter stops it too, and the message names the thread."""
+    """The loop's test never ends it: the budget does, at the step the interpreter stops it
+    too, and the message names the thread."""
     case = counted_loop(*NEVER_MEETS)
     for device_id, device in (("interp", None), ("lavapipe", lavapipe)):
         result = engine.run_case(case, device_id, device, translator={"name": "structured"})
         message = result.message
         assert result.outcome == "livelock" and "step budget of 40 spent" in message and "thread 5 " in message, \
             (device_id, message)
+    assert result.steps == counted_passes(*NEVER_MEETS[1:])
