@@ -2,7 +2,9 @@
 its own case of the switch where threads step alone. They are off on llvmpipe, which stops a
 shader's loops after 65,535 iterations of all of them together; free mode's agreement with
 the interpreter where a warp is a subgroup is tests/translator/turns/test_warp_subgroups.py's
-(which turns them on: its programs are short)."""
+(which turns them on: its programs are short). A counted loop (a register stepped to a bound,
+as nvcc writes them) makes the passes its bound asks for, a step each, and one that never meets
+its bound stops at the budget's last step."""
 import struct
 from pathlib import Path
 
@@ -60,7 +62,7 @@ def _trips(step: int, trips: list[int]) -> list[int]:
     return [n * step & M32 for n in trips]
 
 
-# by one, each thread its own trips; by 2^28, whose counter repeats after 16 passes: thread 7
+# down by one, each thread its own trips; up by 2^28, whose counter repeats after 16 passes: thread 7
 # leaves only at the 16th pass, where the counter is back at 0
 COUNTED = {"counted_by_one": (M32, _trips(M32, [t + 3 for t in range(8)])),
            "counted_by_2_28": (1 << 28, _trips(1 << 28, [t + 9 for t in range(8)]))}
