@@ -7,7 +7,9 @@ shape, shared memory size, mode, and the translator's own source, so editing the
 invalidates every entry. ``WARPBOARD_CACHE`` sets the folder (default ``.warpboard-cache``);
 ``WARPBOARD_CACHE=off`` turns caching off. Entries carry the hash of their content in
 their name and are checked on every read; a cache that cannot be read or written is no
-cache, never a failed cell.
+cache, never a failed cell. A key's entries lie in a folder named by its first two hex digits
+(``spirv/3f/3f….<digest>.spv``), so that finding them lists a 256th of a cache that has grown
+over many runs, not all of it.
 """
 from __future__ import annotations
 
@@ -85,9 +87,10 @@ def spirv_key(listing: str, kernel: str, block, shared_bytes: int, mode: str | N
     return h.hexdigest()
 
 
-def _spirv_folder() -> Path | None:
+def _spirv_folder(key: str) -> Path | None:
+    """The folder of ``key``'s entries."""
     root = cache_dir()
-    return root / "spirv" if root else None
+    return root / "spirv" / key[:2] if root else None
 
 
 def _content_digest(spirv: bytes) -> str:
@@ -102,7 +105,7 @@ def load_spirv(key: str) -> bytes | None:
     """The cached module for ``key``, or None. An entry whose bytes do not hash to the
     digest in its name (truncated, edited, half written) is removed and ignored; any
     error reading the cache means no cache, never a failed cell."""
-    folder = _spirv_folder()
+    folder = _spirv_folder(key)
     if folder is None:
         return None
     try:
@@ -125,7 +128,7 @@ def store_spirv(key: str, spirv: bytes) -> None:
     """Keep ``spirv`` under ``key`` as ``<key>.<content digest>.spv``, written atomically.
     A cache that cannot be written (read-only, full, not a folder) is skipped silently and
     leaves no temporary file."""
-    folder = _spirv_folder()
+    folder = _spirv_folder(key)
     if folder is None:
         return
     try:
@@ -136,7 +139,7 @@ def store_spirv(key: str, spirv: bytes) -> None:
 
 def load_shader_facts(key: str) -> dict | None:
     """What was kept beside the module for ``key`` (its mode, subgroup needs), or None."""
-    folder = _spirv_folder()
+    folder = _spirv_folder(key)
     if folder is None:
         return None
     try:
@@ -149,7 +152,7 @@ def load_shader_facts(key: str) -> dict | None:
 def store_shader_facts(key: str, facts: dict) -> None:
     """Keep ``facts`` (JSON) beside the module for ``key``; skipped, as modules are, where the
     cache cannot be written."""
-    folder = _spirv_folder()
+    folder = _spirv_folder(key)
     if folder is None:
         return
     try:

@@ -21,7 +21,22 @@ def test_second_translation_comes_from_the_cache(tmp_path, monkeypatch):
     again, _ = translate_case(prep)
     assert not first.cached and again.cached
     assert again.spirv == first.spirv and again.mode == first.mode == "turns"
-    assert len(list((tmp_path / "spirv").glob("*.spv"))) == 1
+    [entry] = (tmp_path / "spirv").rglob("*.spv")
+    assert entry.parent.name == entry.name[:2]          # a key's entries in its own folder
+
+
+def test_a_keys_entries_lie_in_the_folder_of_its_first_two_digits(tmp_path, monkeypatch):
+    """Finding a key's entries lists only its folder: keys apart lie in folders apart, and each
+    comes back from its own."""
+    monkeypatch.setenv("WARPBOARD_CACHE", str(tmp_path))
+    modules = {cache.spirv_key(f"listing {k}", "k", (32, 1, 1), 0, None): cache.SPIRV_MAGIC + bytes([k]) * 20
+               for k in range(40)}
+    for key, spirv in modules.items():
+        cache.store_spirv(key, spirv)
+    for key, spirv in modules.items():
+        assert cache.load_spirv(key) == spirv
+        assert all(p.name.startswith(key[:2]) for p in (tmp_path / "spirv" / key[:2]).iterdir())
+    assert len({key[:2] for key in modules}) == len(list((tmp_path / "spirv").iterdir())) > 1
 
 
 def test_keys_cover_what_translation_reads():
