@@ -256,7 +256,7 @@ class Emitter:
         if segmented:
             warp.open_segments()
         if counted:
-            self._count_executed(self.k(len(block.insts)), active)
+            self.count_executed(self.k(len(block.insts)), active)
         points = self.program.order.points_in(block)
         self._clock_base = self._advance_clock(block, active)
         if segmented and self._clock_base is not None:
@@ -304,7 +304,7 @@ class Emitter:
             f.store(self.clock, f.op("IAdd", u32, before, step))
         return before
 
-    def _count_executed(self, count: int, active: int) -> None:
+    def count_executed(self, count: int, active: int) -> None:
         """The ``active`` thread's instruction counter goes up by ``count`` (an SSA value)."""
         f, u32 = self.f, self.m.u32()
         if self.const_value.get(active) is not True:

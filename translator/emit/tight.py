@@ -39,5 +39,5 @@ def emit_tight(e, block: Block, active: int, free: bool, alone: bool = False) ->
     if not alone:
         f.store(e.steps, f.op("ISub", u32, end, e.k(1)))
     passes = f.op("ISub", u32, end, first)
-    e._count_executed(f.op("IMul", u32, passes, e.k(len(block.insts))), active)
+    e.count_executed(f.op("IMul", u32, passes, e.k(len(block.insts))), active)
     return outcome
