@@ -14,6 +14,13 @@ import tempfile
 from pathlib import Path
 
 
+def cache_dir() -> Path | None:
+    """The folder kept between runs (SPIR-V, pipelines, words verdicts): ``WARPBOARD_CACHE``,
+    ``.warpboard-cache`` when unset, None when it is ``off``, ``0`` or empty."""
+    setting = os.environ.get("WARPBOARD_CACHE", ".warpboard-cache")
+    return None if setting.lower() in ("off", "0", "") else Path(setting)
+
+
 class OutputError(OSError):
     """A file that could not be written; the message names it and says why."""
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from warpboard.translator import SassSyntaxError, parse_listing, spell_instructions
 
+from ..files import cache_dir
 from .fields import Checker, Locator, file_beside, read_text
 
 WORDS_KEYS = ("file", "sha256", "offset", "size")
@@ -191,8 +192,8 @@ def words_problems(cases) -> dict[str, str]:
 
 def words_cache() -> Path | None:
     """Where verdicts are kept: ``<WARPBOARD_CACHE>/words`` (None with the cache off)."""
-    setting = os.environ.get("WARPBOARD_CACHE", ".warpboard-cache")
-    return None if setting.lower() in ("off", "0", "") else Path(setting) / "words"
+    root = cache_dir()
+    return None if root is None else root / "words"
 
 
 __all__ = ["load_words", "check_words", "check_many", "words_problems", "first_difference", "disassemble", "spellings", "find_nvdisasm", "wheel_nvdisasm",

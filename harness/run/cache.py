@@ -21,14 +21,9 @@ from pathlib import Path
 
 from warpboard import translator
 
-from ..files import write_atomic
+from ..files import cache_dir, write_atomic
 
 SPIRV_MAGIC = (0x07230203).to_bytes(4, "little")
-
-
-def cache_dir() -> Path | None:
-    setting = os.environ.get("WARPBOARD_CACHE", ".warpboard-cache")
-    return None if setting.lower() in ("off", "0", "") else Path(setting)
 
 
 def driver_cache_env(config_env: dict[str, str]) -> dict[str, str]:

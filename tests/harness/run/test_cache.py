@@ -5,6 +5,7 @@ import dataclasses
 import pytest
 from warpboard.harness import vk
 from warpboard.harness.case.model import load_case
+from warpboard.harness.case.words import words_cache
 from warpboard.harness.run import cache
 from warpboard.harness.run.dispatch import prepare, run_vulkan, translate_case
 from warpboard.translator import Target
@@ -50,6 +51,20 @@ def test_keys_cover_what_translation_reads():
     others += [cache.spirv_key("listing", "k", (64, 1, 1), 16384, None, Target(**{field.name: value}))
                for field, value in zip(dataclasses.fields(Target), (frozenset(), True, False, True, 32768))]
     assert len(set(others)) == len(others) and base not in others
+
+
+@pytest.mark.parametrize("setting", ["off", "0", "", "OFF"])
+def test_one_setting_turns_every_cache_off(setting, monkeypatch):
+    monkeypatch.setenv("WARPBOARD_CACHE", setting)
+    for var in ("MESA_SHADER_CACHE_DIR", "MESA_SHADER_CACHE_DISABLE"):
+        monkeypatch.delenv(var, raising=False)
+    assert cache.cache_dir() is None and words_cache() is None
+    assert cache.driver_cache_env({})["MESA_SHADER_CACHE_DISABLE"] == "true"
+
+
+def test_every_cache_lies_under_one_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("WARPBOARD_CACHE", str(tmp_path / "c"))
+    assert cache.cache_dir() == tmp_path / "c" and words_cache() == tmp_path / "c" / "words"
 
 
 def test_cache_off(tmp_path, monkeypatch):
