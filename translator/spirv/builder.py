@@ -343,6 +343,18 @@ class Function:
             self.op("Branch", None, merge)
         self.label(merge)
 
+    def open_loop(self) -> tuple[int, int, int]:
+        """A loop construct's header, and its body begun: (header, continue block, merge block);
+        the caller ends the body with a branch to the continue block, where the back edge goes."""
+        m = self.m
+        head, body, cont, merge = (m.new_id() for _ in range(4))
+        self.op("Branch", None, head)
+        self.label(head)
+        self.op("LoopMerge", None, merge, cont, Control.NONE)
+        self.op("Branch", None, body)
+        self.label(body)
+        return head, cont, merge
+
     def count_loop(self, k, limit: int, body, first: int | None = None, step: int = 1,
                    control: int = Control.NONE) -> None:
         """``for (i = first; i < limit; i += step) body(i)`` as a structured loop; ``first`` is an

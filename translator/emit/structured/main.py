@@ -27,7 +27,6 @@ from contextlib import contextmanager
 
 from ... import abi
 from ...ir.inline import name, pc_of
-from ...spirv.enums import Control
 from .shape import Scope, shape
 from .barriers import arrivals_first, named_waits, other_form
 from .uniform import UniformWalk
@@ -84,17 +83,6 @@ class StructuredBody(UniformWalk):
         e, f, bool_ = self.e, self.f, self.m.bool()
         idle = f.op("LogicalOr", bool_, f.load(bool_, e.exited), f.load(bool_, self.stopped))
         return f.op("LogicalNot", bool_, idle)
-
-    def _open_loop(self) -> tuple[int, int, int]:
-        """A loop construct's header, and its body begun: (header, continue block, merge block)."""
-        f, m = self.f, self.m
-        head, body, cont, merge = (m.new_id() for _ in range(4))
-        f.op("Branch", None, head)
-        f.label(head)
-        f.op("LoopMerge", None, merge, cont, Control.NONE)
-        f.op("Branch", None, body)
-        f.label(body)
-        return head, cont, merge
 
     def _at(self, node: int) -> int:
         e, f = self.e, self.f
@@ -172,7 +160,7 @@ class StructuredBody(UniformWalk):
             self.tight(header)
             return
         e, f, u32, bool_ = self.e, self.f, self.m.u32(), self.m.bool()
-        head, cont, merge = self._open_loop()
+        head, cont, merge = self.f.open_loop()
         with self._nested():
             self.code(self.shape.scopes[header], header)
         f.op("Branch", None, cont)

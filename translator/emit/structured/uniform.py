@@ -134,7 +134,7 @@ class UniformWalk:
             for k in range(VOTE_SLOTS):
                 f.store(self._slot(header, e.k(k)), e.k(0))
         f.barrier()
-        head, cont, merge = self._open_loop()
+        head, cont, merge = self.f.open_loop()
         with self._depth(self.depth + 1):
             self.walk(self.shape.scopes[header], inside)
         f.op("Branch", None, cont)
