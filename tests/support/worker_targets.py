@@ -138,7 +138,7 @@ def scripted_cell(case, index, device_id, options, translator=None) -> dict:
 def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[str, ...] = (),
                            mode: str = "turns", root: str | None = None,
                            inline: int | None = None, tight_loops: bool = True,
-                           max_words: int | None = None) -> tuple[int, list[str]]:
+                           max_words: int | None = None, budget: int | None = None) -> tuple[int, list[str]]:
     """The library's cases of ``mode`` (``patterns``), launched as one block
     of ``width`` threads (one block: what several would race for, atomics or a flag another
     block sets, comes out in the device's order) on the child's device 0, whose subgroups
@@ -150,7 +150,8 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     ``INLINE_FLOOR``, with no share over it), in this child only; ``tight_loops``: the shader
     as a GPU gets it (self-loops in their own cases; these short programs stay far below
     lavapipe's limit on a shader's loop iterations); ``max_words``: leave out the cases whose
-    shader is larger (lavapipe compiles a 300 K-word per-warp shader for minutes)."""
+    shader is larger (lavapipe compiles a 300 K-word per-warp shader for minutes); ``budget``:
+    the step budget of both sides (default: each case's)."""
     import dataclasses
 
     if inline is not None:
@@ -173,7 +174,7 @@ def per_warp_disagreements(width: int, patterns: list[str] | None, bench: tuple[
     cases = (discover_cases(Path(root) if root else CASES, patterns) if patterns != [] else []) + [c for c in bench_cases(1) if c.id in bench]
     for case in cases:
         case = dataclasses.replace(case, block=(width, 1, 1), grid=(1, 1, 1))   # no other block to race
-        prep = prepare(case)
+        prep = prepare(case, budget)
         if prep.program.mode != mode:
             continue
         if not warps_are_subgroups(info, case.block):
