@@ -5,7 +5,8 @@ contents go to a temporary file in the same folder, which replaces the target wi
 ``os.replace`` only once it is complete, so a full disk, a killed process or an
 unwritable folder leaves the old file as it was (and no temporary file behind).
 :func:`output_problem` checks a target before any work is done, so a run never spends
-its time on cells it cannot save.
+its time on cells it cannot save. :func:`cache_dir` is where the files kept between runs lie
+(every cache reads it there).
 """
 from __future__ import annotations
 
