@@ -9,6 +9,7 @@ translator's parser does, so the loader and the translator agree on what a listi
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from warpboard.translator import ANONYMOUS, parse_listing
@@ -18,16 +19,23 @@ from .fields import CaseError, Checker, Locator, file_beside, read_text
 _BANNER = re.compile(r"^\s*//-{5,}")      # nvdisasm's "//---- .text.NAME ----" above a section
 
 
+@lru_cache(maxsize=32)
+def _parsed(text: str):
+    """The translator's parse of a listing, read only here: the cases of one listing file
+    (a capture's, a chapter's) and the three helpers below parse it once."""
+    return parse_listing(text)
+
+
 def listing_kernels(text: str) -> list[str]:
     """The kernels of a SASS listing in order, as the translator's parser finds them: nvdisasm's
     ``.section .text.NAME`` (or a ``.text.NAME:`` label without it), cuobjdump's ``Function :
     NAME``; empty for a bare hand-written listing (then the whole text is the kernel)."""
-    return [name for name in parse_listing(text) if name != ANONYMOUS]
+    return [name for name in _parsed(text) if name != ANONYMOUS]
 
 
 def has_kernel(text: str, kernel: str) -> bool:
     """Whether the listing has a kernel called ``kernel`` (see :func:`listing_kernels`)."""
-    return kernel != ANONYMOUS and kernel in parse_listing(text)
+    return kernel != ANONYMOUS and kernel in _parsed(text)
 
 
 def kernel_section(text: str, kernel: str | None) -> str:
@@ -35,7 +43,7 @@ def kernel_section(text: str, kernel: str | None) -> str:
     banner above it) to the next kernel's banner, trailing blank lines dropped (nvdisasm puts
     each kernel and its internal subroutines in one ``.text.NAME`` section, cuobjdump in one
     ``Function :`` block). The whole text when no kernel is named or the listing lacks it."""
-    listing = parse_listing(text)
+    listing = _parsed(text)
     if kernel is None or kernel == ANONYMOUS or kernel not in listing:
         return text
     lines = text.splitlines(keepends=True)

@@ -33,11 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run.worker import Worker
 
 from support.mutate import EDITS, Corpus, Mutant
-from support.paths import ROOT
+from support.paths import library_cases
 
 SEED = int(os.environ.get("WARPBOARD_MUTANT_SEED", "14"))
 MUTANTS = 300
@@ -141,7 +140,7 @@ class Tally:
 
 @pytest.fixture(scope="module")
 def corpus() -> Corpus:
-    return Corpus(discover_cases(ROOT / "cases"))
+    return Corpus(library_cases())
 
 
 def fuzz(corpus: Corpus, count: int, lavapipe_share: float, config, jobs: int = 1) -> Tally:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from warpboard.harness.case.model import BufferSpec, Case, Param, discover_cases
 from warpboard.harness.run import engine, translators
 from warpboard.harness.run.dispatch import prepare, translate_case
 from warpboard.translator import STRATEGIES, Target, UnsupportedInstruction, load_program, translate
@@ -20,7 +19,7 @@ from warpboard.translator.ir.inline import inline, pc_of
 from warpboard.translator.spirv.builder import OP
 
 from support.listing_kit import hand_case as _hand_case, listing
-from support.paths import ROOT, library_case
+from support.paths import library_case, library_cases
 
 def _spirv_valid():
     """The helper the other spirv-val tests use (test_spirv_valid.py, a module of no package)."""
@@ -69,7 +68,7 @@ def _valid_library_modules(stride: int, target: Target = WARPS) -> tuple[int, di
     """(modules translated, {case: why not}) over every ``stride``-th library case, each
     module checked by spirv-val for ``target`` (default: subgroups that are warps)."""
     translated, unsupported, bad = 0, {}, {}
-    for case in discover_cases(ROOT / "cases")[::stride]:
+    for case in library_cases()[::stride]:
         try:
             shader = _structured(case, target)
         except UnsupportedInstruction as exc:

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 import pytest
-from warpboard.harness.case.model import BufferSpec, Param, discover_cases
+from warpboard.harness.case.model import BufferSpec, Param
 from warpboard.harness.run.dispatch import prepare
 from warpboard.translator import abi
 from warpboard.translator.errors import TranslatorError
@@ -20,7 +20,7 @@ from warpboard.translator.ir.program import load_program
 from warpboard.translator.isa import ctx
 from warpboard.translator.values import intops
 
-from support.paths import CASES
+from support.paths import library_cases
 
 SLOW = {"repro/rp_4_12"}      # 6 s on the scalar interpreter: the campaign run has it
 EXPECTED_REDOS = ("Fault", "BadPc", "Livelock", "UnsupportedInstruction", "Redo: printf", "Redo: a failing lane",
@@ -52,7 +52,7 @@ def _same(case, per_warp: bool):
     assert not unexpected, unexpected
 
 
-_CASES = discover_cases(CASES)
+_CASES = library_cases()
 
 
 # make test compares every sixth case of the library and every reproduction; the campaign, all

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from warpboard.harness.case.model import discover_cases
 from warpboard.translator.ir.lane_values import LaneValuesCtx
 from warpboard.translator.ir.program import load_program
 from warpboard.translator.isa import regs
 
-from support.paths import CASES
+from support.paths import library_cases
 
 PREDICATES = ("pred", "upred")
 
@@ -47,7 +46,7 @@ def unread_predicates(program) -> list[str]:
 def test_semantics_read_every_predicate_operand_of_the_library():
     programs = 0
     ignored = []
-    for case in discover_cases(CASES):
+    for case in library_cases():
         try:
             program = load_program(case.listing_text, case.kernel, str(case.listing_path),
                                    case.listing_line, case.block)

@@ -5,9 +5,8 @@ blocks is one turn (chains). The counts are the shader's: test_warp_subgroups.py
 them with the per-warp shader on lavapipe-w16, and tests/studies/test_bench.py checks
 that a uniform warp takes one turn per loop iteration (bench_warp_trips)."""
 
-from support.paths import CASES, ROOT
+from support.paths import ROOT, library_cases
 from warpboard.harness.run.expectations import load_expectations
-from warpboard.harness.case.model import discover_cases
 from warpboard.harness.run.compare import compare
 from warpboard.harness.run.dispatch import prepare, run_interpreter
 
@@ -17,7 +16,7 @@ def test_every_library_case_gives_the_recorded_words_with_per_warp_turns():
     with BAR it takes the workgroup's turns, with one warp at most as many."""
     checked = split = 0
     listed = load_expectations(ROOT / "ci" / "expectations.txt")
-    for case in discover_cases(CASES):
+    for case in library_cases():
         prep = prepare(case)
         if prep.program.mode != "turns" or case.id == "spin/never_ends":
             continue

@@ -5,8 +5,7 @@ lets a spinner placed before its producer finish."""
 import struct
 
 import pytest
-from support.paths import CASES, library_case
-from warpboard.harness.case.model import discover_cases
+from support.paths import library_case, library_cases
 from warpboard.harness.run import dispatch
 from warpboard.harness.run.engine import Options, run_case
 from warpboard.harness.run.results import Status
@@ -60,7 +59,7 @@ def test_both_back_ends_take_the_same_turns(vulkan_device, shard):
     ``inter-block`` spins on another block's progress, so how many turns it takes depends on
     when the device runs each block: it must pass, but its turns are its own."""
     checked = 0
-    for case in discover_cases(CASES)[shard::SHARDS]:
+    for case in library_cases()[shard::SHARDS]:
         cpu = run_case(case, "interp")
         if cpu.mode != "turns" or cpu.status is not Status.PASS:
             continue

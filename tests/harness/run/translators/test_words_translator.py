@@ -5,13 +5,12 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from warpboard.harness.case.model import discover_cases
 from warpboard.harness.case.words import find_nvdisasm
 from warpboard.harness.run import engine
 from warpboard.harness.run.dispatch import prepare
 from warpboard.harness.run.translators import external
 
-from support.paths import CASES, ROOT, library_case
+from support.paths import ROOT, library_case, library_cases
 
 WORDS = ROOT / "examples" / "words_translator.py"
 needs_nvdisasm = pytest.mark.skipif(find_nvdisasm() is None, reason="needs nvdisasm (pip install .[test])")
@@ -52,7 +51,7 @@ def test_a_words_only_translator_scores_what_turns_scores(lavapipe_config):
 @pytest.mark.campaign
 @pytest.mark.xdist_group("lavapipe-in-process")
 def test_on_the_whole_library_the_words_only_translator_scores_what_turns_scores(lavapipe_config):
-    cases = [c for c in discover_cases(CASES) if c.words is not None]
+    cases = [c for c in library_cases() if c.words is not None]
     turns, words = _score(lavapipe_config(8), cases)
     differ = {c: (turns[c], words[c]) for c in turns if turns[c] != words[c]}
     assert not differ, differ
