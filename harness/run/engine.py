@@ -45,7 +45,8 @@ COST_FACTOR = 4                     # a case's watchdog: this many times its rec
 
 @dataclass
 class Options:
-    timeout_s: float = 60.0         # ... but never less than this (the worker is killed past it)
+    timeout_s: float = 60.0         # ... but never less than this
+    kill_after_s: float = 10.0      # a worker still busy this long past its cell's watchdog is killed: TIMEOUT
     budget: int | None = None       # step budget override
     mode: str | None = None         # force "free" or "turns"
     retries: int = 1                # a failing cell runs again this often; failed, then passed: FLAKY
@@ -380,8 +381,8 @@ def run_in_worker(worker, case: Case, device_id: str, index: int | None, options
     """One cell through a worker: a hang or a crash of the worker becomes TIMEOUT or CRASH."""
     translator = translator if index is not None else None     # the interpreter needs none
     name = translator["name"] if translator else None
-    reply = worker.call(options.target, case, index, device_id,
-                        options.for_worker(case.id, device_id), timeout_s=options.timeout_for(case.id, device_id) + 10,
+    reply = worker.call(options.target, case, index, device_id, options.for_worker(case.id, device_id),
+                        timeout_s=options.timeout_for(case.id, device_id) + options.kill_after_s,
                         **({"translator": translator} if translator else {}))
     if reply.ok:
         result = CaseResult.from_json(reply.value)

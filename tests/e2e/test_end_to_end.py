@@ -66,8 +66,9 @@ def test_crash_hang_and_fault_each_cost_one_cell(make_case, lavapipe_w4):
     cases = discover_cases(make_case.root)
     assert [c.id for c in cases] == ["iso/crash_me", "iso/faulting", "iso/hang_me",
                                      "truth/loop_ballot", "truth/shfl_xor_reduce"]
-    # retries are tested on their own (tests/harness/run/test_verdict.py); here a failure runs once
-    options = engine.Options(timeout_s=3.0, target="support.worker_targets:misbehave", retries=0)
+    # retries are tested on their own (tests/harness/run/test_verdict.py); here a failure runs once,
+    # and the hung worker is killed 2 s past its cell's watchdog
+    options = engine.Options(timeout_s=3.0, kill_after_s=2.0, target="support.worker_targets:misbehave", retries=0)
     doc = engine.run_matrix(cases, [lavapipe_w4], interp=True, options=options, root=str(make_case.root))
     cells = {(r["case"], r["device"]): r for r in doc["results"]}
     for device in ("lavapipe-w4", "interp"):
