@@ -18,6 +18,8 @@ from support.paths import CASES, ROOT
 
 SOURCES = ("pyproject.toml", "README.md", "translator", "harness", "authoring", "studies", "reports", "warpboard")
 CASE = "truth/loop_ballot"
+# the tests share one wheel and one virtual environment (module fixtures): on one worker, built once
+pytestmark = pytest.mark.xdist_group("wheel")
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,9 @@ from warpboard.reports import bench_page, history, history_page, render
 from support.paths import library_case
 
 webdriver = pytest.importorskip("selenium.webdriver")
-pytestmark = pytest.mark.skipif(not shutil.which("chromedriver"), reason="needs chromium-driver")
+# the tests share one chromium (``browser``): on one worker, started once
+pytestmark = [pytest.mark.skipif(not shutil.which("chromedriver"), reason="needs chromium-driver"),
+              pytest.mark.xdist_group("browser")]
 
 from selenium.webdriver.common.by import By  # noqa: E402  (after the skip: selenium may be missing)
 

@@ -232,6 +232,7 @@ def ill_defined_results(tmp_path_factory):
 
 
 @needs_gxx
+@pytest.mark.xdist_group("fuzz-ill-defined")      # one compile of ILL_DEFINED for all of them
 @pytest.mark.parametrize("name", sorted(ILL_DEFINED))
 def test_model_rejects_ill_defined_programs(ill_defined_results, name):
     result = ill_defined_results[name]

@@ -23,6 +23,9 @@ from warpboard.translator.ir.structure import (
 from support.listing_kit import listing
 from support.paths import CASES, library_case
 
+# the library tests share one load of every program (``library``): on one worker, loaded once
+pytestmark = pytest.mark.xdist_group("ir-library")
+
 
 def _program(*lines: str):
     """A one-kernel program of ``lines`` (``.L_x:`` labels pass through)."""
