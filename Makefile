@@ -9,6 +9,10 @@ OUT          ?= reports/out
 TRANSLATORS  ?= --translator turns --translator subgroup-native --translator structured
 # pytest-xdist: 2 workers, tests marked with the same xdist_group stay on one worker.
 PYTEST_FLAGS ?= -n 2 --dist loadgroup
+# Python keeps the bytecode it compiles (__pycache__/, ignored by git) even where the environment
+# says not to (PYTHONDONTWRITEBYTECODE): the tests and the scoreboard start a Python process for
+# every worker and command, and each would compile the sources again (docs/measurements.md).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup test campaign scoreboard clean
 
