@@ -24,6 +24,10 @@ class Target:
     - ``tight_loops``: a block that branches to itself may loop in its own case where threads
       step alone (not on drivers that stop a shader's loops after a shared count of
       iterations, as lavapipe does).
+    - ``pass_runs``: structured code's self-loops make their passes in runs of copies of the
+      block, the budget tested once a run (:mod:`translator.emit.tight`): for a GPU's compiler,
+      not for the CPU implementations, which gain nothing from them (lavapipe) or run them
+      slower (SwiftShader; docs/measurements.md).
     - ``workgroup_limit``: the device's maxComputeSharedMemorySize (None: no limit), past
       which turns mode keeps its bookkeeping in the heap (:mod:`translator.emit.turns.storage`).
     """
@@ -31,13 +35,14 @@ class Target:
     warp_subgroups: bool = False
     subgroup_vote: bool = True
     tight_loops: bool = False
+    pass_runs: bool = False
     workgroup_limit: int | None = None
 
     def key(self) -> tuple[str, ...]:
         """The target as strings, for a cache key."""
         features = None if self.features is None else ",".join(sorted(self.features))
         return (str(self.subgroup_vote), str(self.warp_subgroups), str(features), str(self.tight_loops),
-                str(self.workgroup_limit))
+                str(self.workgroup_limit), str(self.pass_runs))
 
 
 __all__ = ["Target"]

@@ -153,11 +153,13 @@ def device_target(info, block: tuple[int, int, int], strategy: str = DEFAULT_STR
     """What a device (its :class:`harness.vk.info.DeviceInfo`) offers a shader of ``strategy``
     for a launch of ``block``: its features and workgroup-memory limit; collectives on
     subgroups where the strategy may and the subgroups are warps (:func:`warps_are_subgroups`);
-    tight loops where the strategy may and the driver allows (:func:`tight_loops_allowed`)."""
+    tight loops where the strategy may and the driver allows (:func:`tight_loops_allowed`);
+    runs of a self-loop's passes on a GPU."""
     record = STRATEGIES[strategy]
     return Target(features=frozenset(info.features),
                   warp_subgroups=record.warp_subgroups and warps_are_subgroups(info, block),
                   tight_loops=record.tight_loops and tight_loops_allowed(info),
+                  pass_runs=info.device_type != "cpu",
                   workgroup_limit=info.max_shared_memory)
 
 

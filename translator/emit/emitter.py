@@ -54,6 +54,7 @@ class Emitter:
         self.nthreads = block[0] * block[1] * block[2]
         # the device features the shader may use (Vulkan feature names; None: all of them)
         self.features = features
+        self.pass_runs = target.pass_runs              # a self-loop of structured code runs its passes in runs (emit_tight)
         self.tight_loops = target.tight_loops          # a block that loops on itself may loop in its case (emit_tight)
         self.workgroup_limit = target.workgroup_limit  # the device's maxComputeSharedMemorySize (None: no limit)
         self.int64 = features is None or "shaderInt64" in features
@@ -239,10 +240,15 @@ class Emitter:
         ``counted``: the block adds its length to the thread's instruction counter (a tight loop
         counts its passes once it leaves).
         Returns where the block's threads go next."""
-        if self.const_value.get(active) is True or _needs_uniform_flow(block) or self.program.order.points_in(block):
+        if self.const_value.get(active) is True or not self.quiet(block):
             return self._emit_body(block, active, free, counted)
         with self.f.if_(active):
             return self._emit_body(block, self.m.const_bool(True), free, counted)
+
+    def quiet(self, block: Block) -> bool:
+        """No collective, nothing that waits and no ordering point: ``block`` may run where only
+        some threads do (:meth:`emit_block` runs it inside ``if (active)``)."""
+        return not (_needs_uniform_flow(block) or self.program.order.points_in(block))
 
     def _emit_body(self, block: Block, active: int, free: bool, counted: bool = True) -> Outcome:
         """The block's instructions, each ordering point's barrier before its instruction,

@@ -33,7 +33,7 @@ spirv_val = _spirv_valid().spirv_val
 
 MIN_TRANSLATED = 236    # for subgroups that are warps (239 of 239 when written)
 MIN_COLLECTIVE_FREE = 138   # for subgroups that are not: the collective-free programs (141 when written)
-WARPS = Target(warp_subgroups=True)
+WARPS = Target(warp_subgroups=True, pass_runs=True)     # as a GPU whose subgroups are warps gets it
 RUNS = ["basic/uneven_loops", "basic/bytes_switch", "memory/local_divergent", "printf/loop",
         "repro/spmv_csr_serial", "basic/divmod64", "realkernels/switch_table",
         "captured/reduction/reduce0_int_2", "warpsync_mem/war_shared"]   # the whole library: make scoreboard
@@ -82,6 +82,14 @@ def _valid_library_modules(stride: int, target: Target = WARPS) -> tuple[int, di
     assert all(reason.startswith("structured: ") or " in structured (" in reason for reason in unsupported.values()), \
         unsupported
     return translated, unsupported
+
+
+def test_self_loops_in_runs_of_passes_are_valid_spirv():
+    """The library's self-loops (tests/translator/emit/test_tight_loops.py) as a GPU gets them,
+    in runs of copies of the block, and as the CPU devices get them."""
+    for case in ("basic/uneven_loops", "printf/loop", "atomics/hand_cas_loop_global", "memory/lds_uniform_index"):
+        for target in (WARPS, Target()):
+            assert spirv_val(_structured(library_case(case), target).spirv) is None, (case, target)
 
 
 def test_a_sample_of_the_library_translates_to_valid_spirv():

@@ -5,19 +5,24 @@ the interpreter where a warp is a subgroup is tests/translator/turns/test_warp_s
 (which turns them on: its programs are short). A counted loop (a register stepped to a bound,
 as nvcc writes them) makes the passes its bound asks for, a step each, and one that never meets
 its bound stops at the budget's last step."""
+import dataclasses
+import importlib
 import struct
 from pathlib import Path
 
 import pytest
-from warpboard.harness.run import devices, engine
+from warpboard.harness.run import devices, dispatch, engine
 from warpboard.harness.run.dispatch import prepare, tight_loops_allowed, translate_case
 from warpboard.harness.run.results import Status
 from warpboard.studies.bench import bench_cases
+from warpboard.translator.emit import tight
 from warpboard.translator.spirv.builder import OP
 from warpboard.translator import Target
 
 from support.listing_kit import hand_case
 from support.paths import library_case
+
+BUILTIN = importlib.import_module("warpboard.harness.run.translators.builtin")     # the module, not its function
 
 # thread 0 spins in a block that branches to itself; the others exit
 SPINS_ALONE = ["S2R R0, SR_TID.X", "ISETP.NE.AND P0, PT, R0, RZ, PT", "@P0 EXIT", ".L_x_1:",
@@ -74,14 +79,18 @@ SELF_LOOPS = ("basic/uneven_loops", "printf/loop", "loops/collatz_bounded", "ato
               "memory/lds_uniform_index")
 
 
-def _loops(spirv: bytes) -> int:
-    """How many OpLoopMerge a module holds."""
+def _count(spirv: bytes, opcode: str) -> int:
+    """How many instructions of ``opcode`` a module holds."""
     words = struct.unpack(f"<{len(spirv) // 4}I", spirv)
     at, count = 5, 0
     while at < len(words):
-        count += (words[at] & 0xFFFF) == OP["LoopMerge"]
+        count += (words[at] & 0xFFFF) == OP[opcode]
         at += words[at] >> 16
     return count
+
+
+def _loops(spirv: bytes) -> int:
+    return _count(spirv, "LoopMerge")
 
 
 def _bench(name):
@@ -129,10 +138,55 @@ def test_self_loops_pass_on_swiftshader_and_a_spin_that_never_ends_is_still_a_li
     assert not bad, bad
 
 
+@pytest.fixture(params=[False, True], ids=["one-pass-a-trip", "runs"])
+def pass_runs(request, monkeypatch):
+    """Structured code's self-loops as the device gets them (lavapipe: one pass a trip), and in
+    runs of passes as a GPU gets them (``Target.pass_runs``)."""
+    if request.param:
+        def with_runs(*args, **kwargs):
+            return dataclasses.replace(dispatch.device_target(*args, **kwargs), pass_runs=True)
+        monkeypatch.setattr(BUILTIN, "device_target", with_runs)
+    return request.param
+
+
+def test_runs_of_passes_on_a_gpu_only(vulkan_infos):
+    for info in vulkan_infos:
+        assert dispatch.device_target(info, (32, 1, 1), "structured").pass_runs == (info.device_type != "cpu")
+
+
+def test_a_run_holds_copies_of_the_block_and_tests_the_budget_once():
+    """The plain loop's two self-loops (17 and 7 instructions) in runs: two loops of 16 copies,
+    each testing the budget once, before the loop of one pass a trip that takes over where the
+    budget has no room for a run."""
+    prep = _bench("bench_plain_loop")
+    one = translate_case(prep, None, Target(), "structured", use_cache=False)[0].spirv
+    runs = translate_case(prep, None, Target(pass_runs=True), "structured", use_cache=False)[0].spirv
+    assert tight.run_length(prep.program.blocks[0xe0]) == 16 and tight.run_length(prep.program.blocks[0x260]) == 16
+    assert _count(runs, "LoopMerge") == _count(one, "LoopMerge") + 2
+    assert _count(runs, "ULessThan") == _count(one, "ULessThan") + 2
+    # the unrolled body's four SHF.R.U32.HI, the tail's one
+    assert _count(runs, "ShiftRightLogical") - _count(one, "ShiftRightLogical") == 16 * 4 + 16 * 1
+
+
+def test_library_self_loops_pass_in_runs_of_passes(lavapipe, monkeypatch):
+    """The library's self-loops in structured code, as a GPU gets them (collectives aside:
+    lavapipe's subgroups are not warps)."""
+    monkeypatch.setattr(BUILTIN, "device_target",
+                        lambda *a, **k: dataclasses.replace(dispatch.device_target(*a, **k), pass_runs=True))
+    ran = []
+    for name in SELF_LOOPS:
+        result = engine.run_case(library_case(name), "lavapipe", lavapipe, translator={"name": "structured"})
+        if result.status != Status.UNSUPPORTED:
+            assert result.status == Status.PASS, (name, result.message)
+            ran.append(name)
+    assert {"basic/uneven_loops", "printf/loop", "memory/lds_uniform_index"} <= set(ran)
+
+
 @pytest.mark.parametrize("name", sorted(COUNTED))
-def test_a_counted_loop_leaves_at_its_own_test(lavapipe, name):
+def test_a_counted_loop_leaves_at_its_own_test(lavapipe, name, pass_runs):
     """Structured code runs every self-loop as a tight loop, lavapipe's too: each thread makes
-    the passes its bound asks for, the interpreter's as well."""
+    the passes its bound asks for, the interpreter's as well, in runs of passes too (a thread
+    leaving in the middle of a run)."""
     step, bounds = COUNTED[name]
     case = counted_loop(name, step, bounds)
     for device_id, device in (("interp", None), ("lavapipe", lavapipe)):
@@ -141,9 +195,10 @@ def test_a_counted_loop_leaves_at_its_own_test(lavapipe, name):
     assert result.steps == counted_passes(step, bounds)     # a step a pass, the first included
 
 
-def test_a_counted_loop_that_never_meets_its_bound_spends_the_budget(lavapipe):
+def test_a_counted_loop_that_never_meets_its_bound_spends_the_budget(lavapipe, pass_runs):
     """The loop's test never ends it: the budget does, at the step the interpreter stops it
-    too, and the message names the thread."""
+    too, and the message names the thread. In runs of 16 passes, the budget of 40 has room for
+    2 runs, and the last 8 passes are trips of one pass each."""
     case = counted_loop(*NEVER_MEETS)
     for device_id, device in (("interp", None), ("lavapipe", lavapipe)):
         result = engine.run_case(case, device_id, device, translator={"name": "structured"})
