@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from warpboard.harness.run import engine, translators
+from warpboard.harness.run import devices, engine, translators
 from warpboard.harness.run.dispatch import prepare, translate_case
 from warpboard.translator import STRATEGIES, Target, UnsupportedInstruction, load_program, translate
 from warpboard.translator.ir.inline import inline, pc_of
@@ -252,6 +252,22 @@ def test_uniform_walks_pass_on_4_wide_subgroups(lavapipe_config):
 @pytest.mark.parametrize("width", [4, 8, 16])
 def test_every_walk_passes(lavapipe_config, width):
     _walks_pass(WALKS + ["captured/particlefilter/normalize_weights_kernel_2"], lavapipe_config(width))
+
+
+def test_a_barrier_on_one_side_of_a_branch_is_everyones():
+    """exit/exit_between_barriers: threads branch around the second __syncthreads and exit,
+    and on the chip it waits only for the threads that have not. The program is walked, so
+    every invocation meets that barrier: inside the branch, Mesa 25's lavapipe (ci/setup.sh's
+    second lavapipe) waited for the invocations that went the other way, and the words came
+    out wrong."""
+    private = [str(p) for p in devices.PRIVATE_DRIVERS.glob("*/icd.json")]
+    configs = [c for c in devices.discover(icds=private) if c.id.startswith("lavapipe") and c.id.endswith("-w4")]
+    if len(configs) < 2:
+        pytest.skip("needs the system's lavapipe and ci/setup.sh's second one")
+    options = engine.Options(retries=0, translators=({"name": "structured"},))
+    doc = engine.run_matrix([library_case("exit/exit_between_barriers")], configs, interp=False, options=options, jobs=1)
+    assert {r["device"]: r["status"] for r in doc["results"]} == {c.id: "PASS" for c in configs}, \
+        [r["message"] for r in doc["results"]]
 
 
 def test_library_cases_pass_on_lavapipe(lavapipe_config):

@@ -49,7 +49,7 @@ class StructuredBody(UniformWalk):
         forms = frozenset(i.pc for b in e.program.reachable.values() for i in b.insts if other_form(i))
         self.waits = named_waits(e.program) if forms else frozenset()
         self.forms_why = arrivals_first(e.program, self.shape, self.waits) if forms else None
-        walked = self.points | self._walked(forms)
+        walked = self.points | self._walked(forms) | self._branch_bars()
         self.uniform = self._find_uniform(walked) if walked else frozenset()
         self.copy = self._copies() if self.uniform else None      # the thread's inlined copy (.uniform)
         self._slots: dict[int, int] = {}        # each uniform loop's vote slots
@@ -57,6 +57,15 @@ class StructuredBody(UniformWalk):
         # a thread stopped at a loop's header: its budget spent, or the driver ended the loop
         # (lavapipe: 65,535 passes of a shader's loops in all)
         self.stopped = self.f.local(self.m.bool(), "stopped", self.m.const_bool(False))
+
+    def _branch_bars(self) -> frozenset[int]:
+        """The ``BAR.SYNC 0`` outside every loop in a block that not every running thread
+        reaches (a branch's): there a Vulkan barrier would be in non-uniform control flow, and
+        the chip's waits only for the threads that have not exited, so the program is walked."""
+        top, reach = self.shape.scopes[None], self.e.reachable
+        return frozenset(i.pc for n in top.succ if n not in top.loops and n != top.root
+                         and not top.post_dominates(n, top.root)
+                         for i in reach[pc_of(n)].insts if i.spec.waits == "bar" and not other_form(i))
 
     @property
     def everyone(self) -> bool:
