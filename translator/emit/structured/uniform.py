@@ -4,7 +4,8 @@ the device's subgroups cannot hold a warp, the point's workgroup barrier must be
 control flow, which a branch or a loop that only some threads take is not.
 
 Such a scope (the program, or a loop with such a point in it, at any depth; also one with a
-block barrier Vulkan lacks, :mod:`.barriers`) is a *uniform scope*. Every invocation walks its
+block barrier Vulkan lacks, :mod:`.barriers`; also the program where a ``BAR.SYNC 0`` sits in
+one of its branches, ``StructuredBody._branch_bars``) is a *uniform scope*. Every invocation walks its
 nodes in an order where each comes after the nodes with an edge to it, the lowest pc first
 (:func:`walk_order`), each node predicated on the thread being in the scope and at the node's
 pc (the guard variable): a thread runs a node's block where ``pc == node``, and a jump to a
