@@ -63,8 +63,7 @@ class StructuredBody(UniformWalk):
         reaches (a branch's): there a Vulkan barrier would be in non-uniform control flow, and
         the chip's waits only for the threads that have not exited, so the program is walked."""
         top, reach = self.shape.scopes[None], self.e.reachable
-        return frozenset(i.pc for n in top.succ if n not in top.loops and n != top.root
-                         and not top.post_dominates(n, top.root)
+        return frozenset(i.pc for n in top.succ if n not in top.loops and not self._reached_by_all(n)
                          for i in reach[pc_of(n)].insts if i.spec.waits == "bar" and not other_form(i))
 
     @property

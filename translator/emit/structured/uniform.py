@@ -39,10 +39,15 @@ class UniformWalk:
         that every running thread reaches (the root and what post-dominates it, outside every
         loop): their barriers need no walk."""
         top = self.shape.scopes[None]
-        everyone = {pc_of(n) for n in top.succ if n not in top.loops
-                    and (n == top.root or top.post_dominates(n, top.root))}
+        everyone = {pc_of(n) for n in top.succ if self._reached_by_all(n)}
         placed = {pc for block, pcs in self.e.program.order.by_block.items() if block in everyone for pc in pcs}
         return points - placed
+
+    def _reached_by_all(self, node) -> bool:
+        """Whether every running thread reaches ``node`` of the program's top scope: the root,
+        or a block that post-dominates it, outside every loop."""
+        top = self.shape.scopes[None]
+        return node not in top.loops and (node == top.root or top.post_dominates(node, top.root))
 
     def _find_uniform(self, points: frozenset[int]) -> frozenset:
         """The scopes (loop headers; None: the program) holding a block with one of ``points``
